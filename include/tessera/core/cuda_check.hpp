@@ -1,0 +1,43 @@
+#pragma once
+// Checked CUDA / cuSPARSE / cuBLAS calls: every failure becomes a tessera::Error naming the call,
+// the file and line, and the library's own message. Include only from CUDA-aware sources.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include "tessera/core/error.hpp"
+
+#define TESSERA_CUDA_CHECK(call)                                                         \
+  do {                                                                                   \
+    cudaError_t _e = (call);                                                             \
+    if (_e != cudaSuccess)                                                               \
+      ::tessera::fail("CUDA error ", cudaGetErrorName(_e), " (", cudaGetErrorString(_e), \
+                      ") in ", #call, " at ", __FILE__, ":", __LINE__);                  \
+  } while (0)
+
+// After a kernel launch: launch-configuration errors surface here, not at the next call.
+#define TESSERA_CUDA_LAUNCH_CHECK() TESSERA_CUDA_CHECK(cudaGetLastError())
+
+#define TESSERA_CUSPARSE_CHECK(call)                                                     \
+  do {                                                                                   \
+    cusparseStatus_t _s = (call);                                                        \
+    if (_s != CUSPARSE_STATUS_SUCCESS)                                                   \
+      ::tessera::fail("cuSPARSE error ", cusparseGetErrorName(_s), " (",                \
+                      cusparseGetErrorString(_s), ") in ", #call, " at ", __FILE__, ":", \
+                      __LINE__);                                                         \
+  } while (0)
+
+#define TESSERA_CUBLAS_CHECK(call)                                                       \
+  do {                                                                                   \
+    cublasStatus_t _s = (call);                                                          \
+    if (_s != CUBLAS_STATUS_SUCCESS)                                                     \
+      ::tessera::fail("cuBLAS error ", cublasGetStatusName(_s), " in ", #call, " at ",  \
+                      __FILE__, ":", __LINE__);                                          \
+  } while (0)
+
+namespace tessera {
+// The stream an Exec names; never the legacy default stream (nullptr -> per-thread stream).
+inline cudaStream_t cuda_stream(const void* s) {
+  return s ? static_cast<cudaStream_t>(const_cast<void*>(s)) : cudaStreamPerThread;
+}
+}  // namespace tessera

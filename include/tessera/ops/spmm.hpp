@@ -1,0 +1,68 @@
+#pragma once
+// SpMM family: Y = A . X with A a weighted sparse graph (CSR rows = targets, see graph/csr.hpp),
+// and the GCN normalizations that produce A's weights.
+//
+// Semantics
+//   Y[i, :] = sum over entries k of row i: w[k] * X[col[k], :]     (Y is overwritten; empty rows -> 0)
+//   w: `values` when given, else A.values, else 1.
+//   Value type: accumulation type of X's dtype (double for float64, float for float32/16/bf16).
+//   X: A.cols x F, Y: A.rows x F, both on A's device, same dtype, rows may be strided (ld >= F).
+//   Accumulation in float (double for float64) on every backend; the reference uses double.
+//
+// Normalization (normalize()): none, left D^-1 A, right A D^-1, both D^-1/2 A D^-1/2, where for
+//   `both` we follow PyG's gcn_norm exactly: add remaining self-loops (nodes without one get a loop
+//   of weight fill = 1, or 2 when improved), deg[i] = sum of weights of row i (weighted in-degree
+//   at the target), w'[k] = deg^-1/2[row] * w[k] * deg^-1/2[col], with 1/0 -> 0. left uses the
+//   row's degree, right the column's (source's) weighted out-degree of the same matrix.
+//
+// Backward: dX = A^T dY (spmm on the cached transpose), dw[k] = <dY[row k], X[col k]> (sddmm).
+//
+// Errors: shape, dtype and device mismatches, and an unknown or ineligible variant, throw
+//   tessera::Error naming the argument ("spmm: X has 5 rows but A has 7 columns").
+#include <cstdint>
+#include <string>
+
+#include "tessera/core/dense.hpp"
+#include "tessera/core/device.hpp"
+#include "tessera/graph/csr.hpp"
+#include "tessera/tune/registry.hpp"
+
+namespace tessera::ops {
+
+enum class Norm : uint8_t { none, left, right, both };
+Norm parse_norm(const std::string& s);
+
+struct NormOptions {
+  Norm norm = Norm::both;
+  bool add_self_loops = true;     // used by `both` (PyG's add_remaining_self_loops)
+  bool improved = false;          // self-loop fill 2 instead of 1
+};
+
+// Host-side normalization: returns the graph (with loops added when asked) whose values are the
+// normalized weights (float). Input weights: g.values or 1.
+template <class I> Csr<I> normalize(const CsrView<I>& g, const NormOptions& opt);
+
+template <class I>
+struct SpmmArgs {
+  CsrView<I> A;
+  const void* values = nullptr;   // nnz weights of the accumulation type, or nullptr (A.values/1)
+  DenseView X;                    // A.cols x F
+  DenseView Y;                    // A.rows x F (written)
+};
+
+template <class I>
+struct SddmmArgs {                // dw[k] = <dY[row(k)], X[col(k)]>
+  CsrView<I> A;
+  DenseView dY;                   // A.rows x F
+  DenseView X;                    // A.cols x F
+  void* dw = nullptr;             // nnz values of the accumulation type (written)
+};
+
+// Runs Y = A X. variant "" = the tuner's choice (requested > cache > heuristic).
+template <class I> void spmm(const SpmmArgs<I>& args, const Exec& exec, const std::string& variant = "");
+template <class I> void sddmm(const SddmmArgs<I>& args, const Exec& exec);
+
+// The variant tables (reference, cpu, cuda.* entries); conformance tests iterate them.
+template <class I> tune::Registry<SpmmArgs<I>>& spmm_registry();
+
+}  // namespace tessera::ops
