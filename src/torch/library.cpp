@@ -1,15 +1,14 @@
-// The tessera op library: TORCH_LIBRARY(tessera, m) declares every op schema here, so the schema
-// list is in one place; each family's file registers its CPU/CUDA/Autograd kernels.
+// The tessera op library (libtessera_torch.so). This file opens the `tessera` namespace; each
+// operator family adds its schemas with TORCH_LIBRARY_FRAGMENT(tessera, m) in its own file
+// (src/torch/<family>_op.cpp) and registers CPU / CUDA / Autograd kernels there.
 #include <torch/library.h>
 
-TORCH_LIBRARY(tessera, m) {
-  m.def("version() -> str");
-}
+#include <string>
 
 namespace {
 std::string version() { return "0.1.0"; }
 }  // namespace
 
-TORCH_LIBRARY_IMPL(tessera, CompositeExplicitAutograd, m) {
-  m.impl("version", TORCH_FN(version));
+TORCH_LIBRARY(tessera, m) {
+  m.def("version() -> str", &version);
 }
