@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The GPU-machine script: configures against that machine's torch, builds for sm_90, runs the GPU
+# tests (and compute-sanitizer on them), the Python tests and the benchmarks, and writes logs and
+# JSON under $OUT. Run through the device tool from the repository root, carrying .carry/
+# (Debian packages unpacked into .carry/root — never into / — and a GoogleTest source tree):
+#   bash scripts/gpu_session.sh [stages...]      stages: build test sanitize pytest bench (default: all)
+# Prepare .carry here once: see scripts/prepare_carry.sh.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-/tmp/tessera-gpu-out}
+mkdir -p "$OUT/json"
+LOG="$OUT/log.txt"
+BUILD=${BUILD:-build-gpu}
+STAGES=("$@")
+[ ${#STAGES[@]} -eq 0 ] && STAGES=(build test sanitize pytest bench)
+want() { local s; for s in "${STAGES[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+SUMMARY=()
+stage() {  # stage NAME TIMEOUT CMD...: runs with a time limit, logs, records the outcome
+  local name=$1 limit=$2; shift 2
+  local t0=$(date +%s)
+  echo "=== [$name] $*" | tee -a "$LOG"
+  timeout "$limit" "$@" >>"$LOG" 2>&1
+  local rc=$?
+  SUMMARY+=("$(printf '%-28s rc=%-4s %4ss' "$name" "$rc" "$(( $(date +%s) - t0 ))")")
+  echo "=== [$name] rc=$rc" | tee -a "$LOG"
+  return $rc
+}
+
+# Carried Debian packages (METIS, zlib headers, CLI11, nlohmann-json).
+DEPS="$ROOT/.carry"
+if [ -d "$DEPS/debs" ]; then
+  mkdir -p "$DEPS/root"
+  for d in "$DEPS"/debs/*.deb; do dpkg -x "$d" "$DEPS/root"; done
+fi
+export LD_LIBRARY_PATH="$DEPS/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
+{ echo "date: $(date -u +%FT%TZ)"; echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)";
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader;
+  python3 -c 'import torch;print("torch", torch.__version__, torch.version.cuda)';
+  python3 -c 'import torch_geometric;print("pyg", torch_geometric.__version__)' 2>&1 | tail -1;
+  nvcc --version | tail -1; } | tee -a "$LOG"
+
+ZLIB_ARGS=()
+if [ ! -f /usr/include/zlib.h ]; then
+  libz=$(ldconfig -p | awk '/libz\.so\.1 /{print $NF; exit}')
+  ZLIB_ARGS=(-DZLIB_INCLUDE_DIR="$DEPS/root/usr/include" -DZLIB_LIBRARY="$libz")
+fi
+
+if want build; then
+  stage configure 300 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DTESSERA_CUDA_ARCH=90 -DCMAKE_PREFIX_PATH="$DEPS/root/usr;$TORCH_PREFIX" \
+    -DTESSERA_GTEST_SOURCE="$DEPS/googletest" "${ZLIB_ARGS[@]}" \
+    -DMETIS_INCLUDE_DIR="$DEPS/root/usr/include" \
+    -DMETIS_LIBRARY="$DEPS/root/usr/lib/x86_64-linux-gnu/libmetis.so"
+  stage build 900 cmake --build "$BUILD" -j "$(nproc)" || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+fi
+
+T="$BUILD/tests/tessera_tests"
+if want test; then
+  stage gpu-tests 900 "$T" --gtest_filter='*Cuda*' --gtest_output="json:$OUT/json/gpu_tests.json"
+  stage cpu-tests 900 ctest --test-dir "$BUILD" -j 8 --output-on-failure --timeout 600
+fi
+if want sanitize; then
+  # Small inputs keep these fast; TESSERA_TEST_SMALL lets tests shrink their sizes.
+  export TESSERA_TEST_SMALL=1
+  stage memcheck 900 compute-sanitizer --tool memcheck --error-exitcode 9 "$T" --gtest_filter='*Cuda*'
+  stage racecheck 900 compute-sanitizer --tool racecheck --error-exitcode 9 "$T" --gtest_filter='*Cuda*'
+  unset TESSERA_TEST_SMALL
+fi
+if want pytest; then
+  export TESSERA_LIBRARY="$ROOT/$BUILD/src/torch/libtessera_torch.so" PYTHONPATH="$ROOT/python"
+  stage pytest 900 python3 -m pytest -q tests/python
+fi
+if want bench; then
+  for b in "$BUILD"/bench/*_bench; do
+    [ -x "$b" ] || continue
+    n=$(basename "$b")
+    stage "$n" 600 "$b" --json "$OUT/json/$n.json"
+  done
+  export TESSERA_LIBRARY="$ROOT/$BUILD/src/torch/libtessera_torch.so" PYTHONPATH="$ROOT/python"
+  for b in bench/*_bench.py; do
+    [ -f "$b" ] || continue
+    case "$b" in *cpu_bench.py) continue;; esac
+    n=$(basename "$b" .py)
+    stage "$n" 600 python3 "$b" --json "$OUT/json/$n.json"
+  done
+fi
+
+tar -czf "$OUT/json.tar.gz" -C "$OUT" json 2>/dev/null && rm -rf "$OUT/json"
+echo "==== summary ====" | tee -a "$LOG"
+printf '%s\n' "${SUMMARY[@]}" | tee -a "$LOG"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Prepares .carry/ (ignored by git) for the GPU machine, which installs nothing: Debian packages
+# it lacks (unpacked there by gpu_session.sh into .carry/root, never into /) and GoogleTest source.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+grep -qx '/.carry/' .git/info/exclude 2>/dev/null || echo '/.carry/' >> .git/info/exclude
+mkdir -p .carry/debs
+(cd .carry/debs && apt-get download libmetis5 libmetis-dev zlib1g-dev libcli11-dev nlohmann-json3-dev)
+rm -rf .carry/googletest && cp -r /usr/src/googletest .carry/googletest
