@@ -26,10 +26,21 @@ struct GraphStats {
   TileStats tiles_16x8, tiles_8x8;
 };
 
+// What to compute beyond the O(V) degree statistics: the symmetry check costs a transpose,
+// the tile shares a sort of each tile row's column blocks.
+struct StatsOptions {
+  bool symmetry = true;
+  bool tiles = true;              // false: tiles_16x8 / tiles_8x8 stay zero (tile_rows = 0)
+};
+
+// Degrees are row lengths (in-degrees); symmetric means the pattern equals its transpose
+// (weights are not compared); density = edges / (nodes * cols).
 template <class I> GraphStats graph_stats(const CsrView<I>& g);
+template <class I> GraphStats graph_stats(const CsrView<I>& g, const StatsOptions& opt);
 template <class I> TileStats tile_stats(const CsrView<I>& g, int tile_rows, int tile_cols);
 
-// Human-readable block and a JSON object (for --json and benchmark records).
+// Human-readable block and a JSON object (for --json and benchmark records). Tile lines and keys
+// appear only for computed tile statistics (tile_rows > 0).
 std::string to_text(const GraphStats& s);
 std::string to_json(const GraphStats& s);
 
