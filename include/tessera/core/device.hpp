@@ -3,6 +3,7 @@
 // default stream and never calls cudaMalloc in a hot path: the caller passes its stream and
 // (optionally) an allocator; the torch layer passes torch's current stream and caching allocator.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace tessera {
