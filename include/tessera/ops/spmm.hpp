@@ -26,6 +26,7 @@
 #include "tessera/core/device.hpp"
 #include "tessera/graph/csr.hpp"
 #include "tessera/tune/registry.hpp"
+#include "tessera/tune/tuner.hpp"
 
 namespace tessera::ops {
 
@@ -64,5 +65,31 @@ template <class I> void sddmm(const SddmmArgs<I>& args, const Exec& exec);
 
 // The variant tables (reference, cpu, cuda.* entries); conformance tests iterate them.
 template <class I> tune::Registry<SpmmArgs<I>>& spmm_registry();
+
+// --- additions (stable, additive) --------------------------------------------------------------
+// Checks shapes, dtypes, devices and aliasing; throws tessera::Error naming the argument.
+// spmm()/sddmm() call these once; exposed so callers (torch layer) can fail early.
+template <class I> void validate_spmm(const SpmmArgs<I>& args, const Exec& exec);
+template <class I> void validate_sddmm(const SddmmArgs<I>& args, const Exec& exec);
+
+// The variant spmm() would run for these arguments, and why ("requested", "cache", "heuristic",
+// "tuned"). Order: `variant` argument, else TESSERA_VARIANT_SPMM, then (when tuning is enabled:
+// tune::set_tuning / TESSERA_TUNE=1) timing of every eligible variant, else the persistent cache,
+// else the family heuristic. A requested variant that is unknown or ineligible throws.
+template <class I>
+tune::Choice spmm_choose(const SpmmArgs<I>& args, const Exec& exec, const std::string& variant = "");
+
+// Bytes an SpMM must move at least (A read once: rowptr + col + values; X read once; Y written
+// once), and the per-edge gather volume E * F * sizeof(T) for context. Benchmarks report achieved
+// bandwidth against `floor`.
+struct SpmmIo {
+  double floor_bytes = 0;
+  double gather_bytes = 0;
+};
+template <class I> SpmmIo spmm_io(const SpmmArgs<I>& args);
+
+// Drops per-graph CUDA state (cuSPARSE descriptors, workspaces, timed algorithm choices).
+// Graphs are keyed by CsrView::id; id 0 (anonymous) bypasses the caches. No-op without CUDA.
+void spmm_clear_caches();
 
 }  // namespace tessera::ops

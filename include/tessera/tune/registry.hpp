@@ -57,10 +57,29 @@ class Registry {
       if (runs_on(v.backend, d) && (!v.eligible || v.eligible(a))) out.push_back(&v);
     return out;
   }
+  bool is_eligible(const Variant<Args>& v, const Args& a, const Device& d) const {
+    return runs_on(v.backend, d) && (!v.eligible || v.eligible(a));
+  }
+
+  // The family's default heuristic: returns a variant name for (args, device). When it is unset
+  // or names an ineligible variant, the first eligible variant in registration order is used.
+  using Heuristic = std::function<std::string(const Args&, const Device&)>;
+  void set_heuristic(Heuristic h) { heuristic_ = std::move(h); }
+  std::string heuristic_choice(const Args& a, const Device& d) const {
+    if (heuristic_) {
+      const std::string name = heuristic_(a, d);
+      for (const auto& v : variants_)
+        if (v.name == name && is_eligible(v, a, d)) return name;
+    }
+    const auto el = eligible(a, d);
+    TESSERA_CHECK(!el.empty(), family_, ": no variant can run these arguments on ", d.str());
+    return el.front()->name;
+  }
 
  private:
   std::string family_;
   std::vector<Variant<Args>> variants_;
+  Heuristic heuristic_;
 };
 
 }  // namespace tessera::tune
