@@ -20,8 +20,13 @@ struct EdgeListOptions {
   bool weighted = false;          // read a third column as weight (error if absent)
   char comment = '#';             // also skips '%' lines
   char delimiter = 0;             // 0: whitespace or comma
+  bool extra_columns = false;     // accept and ignore columns after `src dst [weight]`
 };
-// Edge list `src dst [weight]` per line -> edges src -> dst.
+// Edge list `src dst [weight]` per line -> edges src -> dst. Lines starting with '#' or '%' and
+// blank lines are skipped. A file without any edge (and without the header below) is an error.
+// Files written by write_edge_list start with the comment
+//   # tessera edge list: nodes=N edges=E base=0 weighted=0|1
+// which the reader honours (node count incl. isolated nodes, base, weights) and checks (E).
 Coo<int64_t> read_edge_list(const std::string& path, const EdgeListOptions& opt = {});
 void write_edge_list(const std::string& path, const CsrView<int64_t>& g);  // `src dst [w]`
 
@@ -40,18 +45,41 @@ GraphCollection read_tu(const std::string& dir);
 
 // Temporal formats of ../shared/data: `t src dst [weight]` (order = "tsd") or `src dst t`
 // (order = "sdt", SNAP temporal); signal files with one line per step.
+// Ids: "tsd" files are read 0-based; "sdt" (SNAP) files 1-based when the smallest id is 1.
+// num_nodes = max id + 1 after the base shift. A 4th column is a weight (all lines or none).
+struct TemporalOptions {
+  std::string order = "tsd";      // "tsd" or "sdt"
+  IdBase base = IdBase::auto_detect;  // auto: zero for "tsd", auto-detected for "sdt"
+  bool remap = false;             // map ids to 0..n-1 in order of first appearance
+  int64_t num_nodes = -1;         // -1: max id + 1; else ids must be below it
+};
 TemporalEdges read_temporal_edges(const std::string& path, const std::string& order = "tsd");
+TemporalEdges read_temporal_edges(const std::string& path, const TemporalOptions& opt);
+// One line per step, one finite value per node, the same width on every line.
 NodeSignal read_node_signal(const std::string& path);
 
 // Binary cache: versioned header (magic, version, index width, flags), the arrays, and a
 // checksum of everything before it. Loading checks all of them and says which failed.
-void write_binary(const std::string& path, const CsrView<int64_t>& g);
+// Layout (little endian): 48-byte header {magic "TSRGRAPH", u32 version, u8 index width (4|8),
+// u8 flags (bit 0: weighted), u16 0, i64 rows, cols, nnz, u64 0}, rowptr[rows+1], col[nnz],
+// values[nnz] (f32, when weighted), then four 64-bit checksums (header, rowptr, col, values).
+// index_width 0 picks 4 bytes when every index fits int32.
+struct BinaryOptions {
+  int index_width = 0;            // 0 (auto), 4 or 8
+};
+void write_binary(const std::string& path, const CsrView<int64_t>& g, const BinaryOptions& opt = {});
 Csr<int64_t> read_binary(const std::string& path);
 
 // Any supported graph file by extension (.txt/.el/.edges[.gz] edge list, .mtx[.gz], .tsr binary)
 // or a directory (Planetoid or TU: the adjacency of the whole collection). Graph files are read
 // as directed src -> dst; options.symmetrize etc. apply afterwards.
+// A directory with edges.txt[.gz] (the converted data sets of ../shared/data) reads that list
+// 0-based (extra columns ignored), with the node count of meta.txt when it names one. A .tsr
+// file is returned as stored unless symmetrize or a self-loop change is requested.
 Csr<int64_t> read_graph(const std::string& path, const BuildOptions& build = {});
+// The same with explicit options for edge-list files (base, remap, weights, delimiter).
+Csr<int64_t> read_graph(const std::string& path, const BuildOptions& build,
+                        const EdgeListOptions& edge_list);
 // Writes by extension (.txt/.el[.gz], .mtx[.gz], .tsr).
 void write_graph(const std::string& path, const CsrView<int64_t>& g);
 
