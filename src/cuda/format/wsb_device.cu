@@ -1,0 +1,177 @@
+// Upload and per-graph cache of the WSB format. The host builder (src/format/wsb.cpp) does the
+// work; this file moves a device CSR to the host once, builds, uploads, and keeps the copy keyed
+// by graph identity (never by pointers, which the allocator reuses), bounded by an LRU.
+#include "cuda/format/wsb_device.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <list>
+#include <mutex>
+#include <vector>
+
+#include "tessera/core/cuda_check.hpp"
+
+namespace tessera::cuda {
+
+WsbDevice::~WsbDevice() {
+  if (!owned[0] && !owned[1] && !owned[2] && !owned[3]) return;
+  int prev = 0;
+  if (cudaGetDevice(&prev) == cudaSuccess && prev != device) cudaSetDevice(device);
+  for (void* p : owned)
+    if (p) cudaFree(p);  // a destructor must not throw; cudaFree waits for kernels using p
+  if (prev != device) cudaSetDevice(prev);
+}
+
+namespace {
+
+struct Key {
+  uint64_t id = 0;
+  int device = 0;
+  IndexType index = IndexType::i32;
+  DType tile = DType::f32;
+  bool weighted = false;
+  bool operator==(const Key&) const = default;
+};
+
+struct Cache {
+  std::mutex mu;
+  std::list<std::pair<Key, std::shared_ptr<const WsbDevice>>> lru;  // front = most recent
+  size_t capacity() const {
+    if (const char* e = std::getenv("TESSERA_WSB_CACHE")) {
+      const long v = std::strtol(e, nullptr, 10);
+      if (v > 0) return size_t(v);
+    }
+    return 8;
+  }
+};
+Cache& cache() {
+  static Cache c;
+  return c;
+}
+
+template <class T>
+void* upload(const std::vector<T>& v, cudaStream_t s) {
+  if (v.empty()) return nullptr;
+  void* p = nullptr;
+  TESSERA_CUDA_CHECK(cudaMalloc(&p, v.size() * sizeof(T)));
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, s));
+  return p;
+}
+
+template <class I, class T>
+void build_and_upload(const CsrView<I>& host, WsbDevice& d, cudaStream_t s) {
+  format::Wsb<I, T> w = format::build_wsb<I, T>(host, host.values);
+  d.windows = w.pattern.windows();
+  d.blocks = w.pattern.blocks();
+  d.stats = w.stats;
+  d.owned[0] = upload(w.pattern.window_ptr, s);
+  d.owned[1] = upload(w.pattern.block_cols, s);
+  d.owned[2] = upload(w.pattern.bitmap, s);
+  d.owned[3] = upload(w.tiles, s);
+  // The host vectors die at return: the copies must be complete.
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  d.window_ptr = static_cast<const int64_t*>(d.owned[0]);
+  d.block_cols = d.owned[1];
+  d.bitmap = static_cast<const uint64_t*>(d.owned[2]);
+  d.tiles = d.owned[3];
+}
+
+template <class I>
+std::shared_ptr<const WsbDevice> make(const CsrView<I>& A, DType tile, int device, cudaStream_t s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // A host view of the CSR (downloaded once when A lives on the device).
+  std::vector<I> rowptr, col;
+  std::vector<float> values;
+  CsrView<I> h = A;
+  if (A.device.is_cuda()) {
+    rowptr.resize(size_t(A.rows) + 1);
+    col.resize(size_t(A.nnz));
+    if (A.values) values.resize(size_t(A.nnz));
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(rowptr.data(), A.rowptr, rowptr.size() * sizeof(I), cudaMemcpyDeviceToHost, s));
+    if (A.nnz) {
+      TESSERA_CUDA_CHECK(cudaMemcpyAsync(col.data(), A.col, col.size() * sizeof(I), cudaMemcpyDeviceToHost, s));
+      if (A.values)
+        TESSERA_CUDA_CHECK(cudaMemcpyAsync(values.data(), A.values, values.size() * sizeof(float),
+                                           cudaMemcpyDeviceToHost, s));
+    }
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+    h.rowptr = rowptr.data();
+    h.col = col.data();
+    h.values = A.values ? values.data() : nullptr;
+    h.device = Device{};
+  }
+  auto d = std::make_shared<WsbDevice>();
+  d->rows = A.rows;
+  d->cols = A.cols;
+  d->index = index_of<I>::value;
+  d->tile_dtype = tile;
+  d->device = device;
+  switch (tile) {
+    case DType::f16: build_and_upload<I, half_t>(h, *d, s); break;
+    case DType::bf16: build_and_upload<I, bf16_t>(h, *d, s); break;
+    case DType::f32: build_and_upload<I, float>(h, *d, s); break;
+    default: fail("wsb: tile dtype ", dtype_name(tile), " is not supported (float16, bfloat16, float32)");
+  }
+  d->upload_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return d;
+}
+
+}  // namespace
+
+template <class I>
+std::shared_ptr<const WsbDevice> wsb_device(const CsrView<I>& A, DType tile_dtype, const Exec& exec,
+                                            bool* cache_hit) {
+  TESSERA_CHECK(A.id != 0, "wsb: the graph has no identity (id 0); the WSB format is cached per graph "
+                "and would be rebuilt on every call");
+  int device = A.device.is_cuda() ? A.device.index : exec.device.index;
+  const Key key{A.id, device, index_of<I>::value, tile_dtype, A.values != nullptr};
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (auto it = c.lru.begin(); it != c.lru.end(); ++it)
+    if (it->first == key) {
+      c.lru.splice(c.lru.begin(), c.lru, it);
+      if (cache_hit) *cache_hit = true;
+      return c.lru.front().second;
+    }
+  if (cache_hit) *cache_hit = false;
+  // Built under the lock: builds are rare (once per graph) and concurrent first calls for the
+  // same graph must not build twice.
+  auto d = make(A, tile_dtype, device, cuda_stream(exec.stream));
+  c.lru.emplace_front(key, d);
+  while (c.lru.size() > c.capacity()) c.lru.pop_back();
+  return d;
+}
+
+}  // namespace tessera::cuda
+
+namespace tessera::format {
+
+template <class I>
+WsbDeviceInfo wsb_prepare_device(const CsrView<I>& A, DType tile_dtype, const Exec& exec) {
+  bool hit = false;
+  auto d = cuda::wsb_device(A, tile_dtype, exec, &hit);
+  return {d->stats, d->upload_ms, hit};
+}
+void wsb_device_cache_clear() {
+  auto& c = cuda::cache();
+  std::list<std::pair<cuda::Key, std::shared_ptr<const cuda::WsbDevice>>> dead;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    dead.swap(c.lru);
+  }
+}
+size_t wsb_device_cache_size() {
+  auto& c = cuda::cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.lru.size();
+}
+
+template WsbDeviceInfo wsb_prepare_device<int32_t>(const CsrView<int32_t>&, DType, const Exec&);
+template WsbDeviceInfo wsb_prepare_device<int64_t>(const CsrView<int64_t>&, DType, const Exec&);
+
+}  // namespace tessera::format
+
+namespace tessera::cuda {
+template std::shared_ptr<const WsbDevice> wsb_device<int32_t>(const CsrView<int32_t>&, DType, const Exec&, bool*);
+template std::shared_ptr<const WsbDevice> wsb_device<int64_t>(const CsrView<int64_t>&, DType, const Exec&, bool*);
+}  // namespace tessera::cuda
