@@ -5,7 +5,7 @@
 //      names throw tessera::Error: a forced variant never silently falls back.
 //   2. tuning enabled (set_tuning(true) or TESSERA_TUNE=1): time every eligible variant on the
 //      actual arguments, keep the fastest in the persistent cache -> source "tuned".
-//   3. the persistent cache (Cache::global()), when its entry is still eligible -> "cache".
+//   3. the persistent cache (`cache`, default Cache::global()), when its entry is still eligible -> "cache".
 //   4. the family heuristic -> "heuristic".
 // Every choice is logged with record_choice (one entry per family and key).
 // Timing runs the variants on the caller's buffers: outputs are overwritten, inputs untouched.
@@ -36,7 +36,7 @@ inline std::string requested_from_env(const std::string& family) {
 
 template <class Args>
 Choice choose(const Registry<Args>& reg, const Key& key, const Args& args, const Exec& exec,
-              const std::string& requested = "") {
+              const std::string& requested = "", Cache& cache = Cache::global()) {
   const std::string forced = requested.empty() ? requested_from_env(reg.family()) : requested;
   if (!forced.empty()) {
     const auto& v = reg.get(forced);  // throws on unknown names, listing the known ones
@@ -53,12 +53,12 @@ Choice choose(const Registry<Args>& reg, const Key& key, const Args& args, const
       if (ms < best.ms) best = {v->name, "tuned", ms};
     }
     TESSERA_CHECK(!best.variant.empty(), reg.family(), ": no eligible variant for ", key.str());
-    Cache::global().store(key, best);
+    cache.store(key, best);
     record_choice(reg.family(), key, best);
     return best;
   }
   Choice c;
-  if (Cache::global().lookup(key, c)) {
+  if (cache.lookup(key, c)) {
     for (const auto& v : reg.all())
       if (v.name == c.variant && reg.is_eligible(v, args, exec.device)) {
         c.source = "cache";

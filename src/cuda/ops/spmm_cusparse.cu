@@ -1,0 +1,287 @@
+// cuSPARSE SpMM with a per-graph cache.
+//
+// Cache key: (graph id, value type, index type, device, stream). The graph id (CsrView::id) names
+// the graph's contents, so a freed-and-reused pointer can never hit a stale entry; id 0 means
+// "anonymous" and bypasses the cache (fresh descriptor, default algorithm, scratch workspace).
+// The stream is part of the key because an entry's workspace is used asynchronously on it.
+// Each entry holds: the CSR descriptor (its pointers refreshed per call with cusparseCsrSetPointers,
+// since the caller may pass new normalized values for the same graph), the edge weights when they
+// must be materialized (ones for unweighted graphs, double copies of float weights for float64),
+// the workspace, and per feature width the algorithm chosen by timing CSR_ALG1/ALG2/ALG3 once.
+// The cache is a bounded LRU (default 16 entries, TESSERA_CUSPARSE_CACHE_ENTRIES), thread-safe,
+// and clearable (spmm_clear_caches()). Every cuSPARSE status is checked (TESSERA_CUSPARSE_CHECK).
+// The caller's current CUDA device must be exec.device (the torch layer's device guard does this).
+#include <cstdlib>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cuda/ops/spmm_kernels.cuh"
+#include "ops/spmm/variants.hpp"
+#include "tessera/core/cuda_check.hpp"
+
+namespace tessera::ops::cuda {
+
+namespace {
+cudaDataType value_type(DType t) { return t == DType::f64 ? CUDA_R_64F : CUDA_R_32F; }
+template <class I> cusparseIndexType_t index_type() {
+  return sizeof(I) == 4 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
+}
+
+// One handle per thread and device (cuSPARSE handles must not be shared across threads). They
+// are intentionally never destroyed: destruction at thread/process exit can run after the CUDA
+// context is gone.
+cusparseHandle_t handle_for(int device) {
+  thread_local std::map<int, cusparseHandle_t> handles;
+  auto it = handles.find(device);
+  if (it != handles.end()) return it->second;
+  cusparseHandle_t h = nullptr;
+  TESSERA_CUSPARSE_CHECK(cusparseCreate(&h));
+  handles[device] = h;
+  return h;
+}
+
+struct DeviceBuffer {  // cudaMalloc'ed: lives as long as its cache entry, not a hot-path allocation
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  void reserve(size_t n) {
+    if (n <= bytes) return;
+    release();
+    TESSERA_CUDA_CHECK(cudaMalloc(&ptr, n));
+    bytes = n;
+  }
+  void release() noexcept {
+    if (ptr) cudaFree(ptr);  // synchronizes with work still using it
+    ptr = nullptr;
+    bytes = 0;
+  }
+  ~DeviceBuffer() { release(); }
+};
+
+struct Entry {
+  std::mutex mu;
+  cusparseSpMatDescr_t mat = nullptr;
+  DeviceBuffer weights;       // materialized weights (ones / float->double), when needed
+  bool weights_ready = false;
+  DeviceBuffer workspace;
+  std::map<int64_t, cusparseSpMMAlg_t> alg_by_width;
+  ~Entry() {
+    if (mat) cusparseDestroySpMat(mat);
+  }
+};
+
+struct CacheKey {
+  uint64_t id;
+  int dtype, itype, device;
+  cudaStream_t stream;
+  bool operator==(const CacheKey&) const = default;
+};
+
+class DescriptorCache {
+ public:
+  DescriptorCache() {
+    if (const char* e = std::getenv("TESSERA_CUSPARSE_CACHE_ENTRIES")) capacity_ = std::max<size_t>(1, std::strtoull(e, nullptr, 10));
+  }
+  std::shared_ptr<Entry> get(const CacheKey& k) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = lru_.begin(); it != lru_.end(); ++it)
+      if (it->first == k) {
+        lru_.splice(lru_.begin(), lru_, it);  // most recently used first
+        return lru_.front().second;
+      }
+    lru_.emplace_front(k, std::make_shared<Entry>());
+    trim_locked();
+    return lru_.front().second;
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    lru_.clear();  // entries in use by another thread stay alive through their shared_ptr
+  }
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lru_.size();
+  }
+  void set_capacity(size_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    capacity_ = std::max<size_t>(1, n);
+    trim_locked();
+  }
+
+ private:
+  void trim_locked() {
+    while (lru_.size() > capacity_) lru_.pop_back();
+  }
+  std::mutex mu_;
+  size_t capacity_ = 16;
+  std::list<std::pair<CacheKey, std::shared_ptr<Entry>>> lru_;
+};
+
+DescriptorCache& cache() {
+  static DescriptorCache* c = new DescriptorCache();  // leaked: see handle_for
+  return *c;
+}
+
+struct DnMat {  // RAII for the per-call dense descriptors (host objects, cheap)
+  cusparseDnMatDescr_t d = nullptr;
+  DnMat(const DenseView& v) {
+    TESSERA_CUSPARSE_CHECK(cusparseCreateDnMat(&d, v.rows, v.cols, v.ld, v.data, value_type(v.dtype),
+                                               CUSPARSE_ORDER_ROW));
+  }
+  ~DnMat() {
+    if (d) cusparseDestroyDnMat(d);
+  }
+};
+
+// The weights to hand cuSPARSE: explicit values (already the value type), A.values when the types
+// agree, else a materialized array (ones, or float -> double) in `buf`.
+template <class I>
+void* weights_for(const SpmmArgs<I>& a, DeviceBuffer& buf, bool& ready, cudaStream_t s) {
+  if (a.values) return const_cast<void*>(a.values);
+  const bool f64 = a.X.dtype == DType::f64;
+  if (a.A.values && !f64) return const_cast<float*>(a.A.values);
+  if (ready) return buf.ptr;  // contents depend only on the graph (its id) and the value type
+  ready = true;
+  const size_t es = f64 ? 8 : 4;
+  buf.reserve(std::max<size_t>(1, size_t(a.A.nnz) * es));
+  const int64_t n = a.A.nnz;
+  const unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 4096));
+  if (n == 0) return buf.ptr;
+  if (a.A.values)
+    kernels::convert_kernel<double><<<blocks, 256, 0, s>>>(static_cast<double*>(buf.ptr), a.A.values, n);
+  else if (f64)
+    kernels::fill_kernel<double><<<blocks, 256, 0, s>>>(static_cast<double*>(buf.ptr), n, 1.0);
+  else
+    kernels::fill_kernel<float><<<blocks, 256, 0, s>>>(static_cast<float*>(buf.ptr), n, 1.0f);
+  TESSERA_CUDA_LAUNCH_CHECK();
+  return buf.ptr;
+}
+
+struct Scalars {
+  double d1 = 1, d0 = 0;
+  float f1 = 1, f0 = 0;
+  const void* one(DType t) const { return t == DType::f64 ? static_cast<const void*>(&d1) : &f1; }
+  const void* zero(DType t) const { return t == DType::f64 ? static_cast<const void*>(&d0) : &f0; }
+};
+
+// Times ALG1/ALG2/ALG3 on these operands and returns the fastest that cuSPARSE accepts.
+cusparseSpMMAlg_t pick_algorithm(cusparseHandle_t h, cusparseSpMatDescr_t mat, const DnMat& B,
+                                 const DnMat& C, DType t, DeviceBuffer& ws, cudaStream_t s) {
+  const Scalars sc;
+  const cudaDataType ct = value_type(t);
+  const cusparseSpMMAlg_t algs[] = {CUSPARSE_SPMM_CSR_ALG1, CUSPARSE_SPMM_CSR_ALG2, CUSPARSE_SPMM_CSR_ALG3};
+  cusparseSpMMAlg_t best = CUSPARSE_SPMM_ALG_DEFAULT;
+  float best_ms = 0;
+  std::string rejected;
+  cudaEvent_t e0, e1;
+  TESSERA_CUDA_CHECK(cudaEventCreate(&e0));
+  TESSERA_CUDA_CHECK(cudaEventCreate(&e1));
+  for (auto alg : algs) {
+    size_t bytes = 0;
+    cusparseStatus_t st = cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                  sc.one(t), mat, B.d, sc.zero(t), C.d, ct, alg, &bytes);
+    if (st == CUSPARSE_STATUS_SUCCESS) {
+      ws.reserve(bytes);
+      // Warm-up run doubles as the support check (some algorithms reject row-major or int64).
+      st = cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, sc.one(t), mat, B.d,
+                        sc.zero(t), C.d, ct, alg, ws.ptr);
+    }
+    if (st != CUSPARSE_STATUS_SUCCESS) {
+      rejected += std::string(" alg ") + std::to_string(int(alg)) + ": " + cusparseGetErrorName(st);
+      continue;
+    }
+    TESSERA_CUDA_CHECK(cudaEventRecord(e0, s));
+    constexpr int kReps = 3;
+    for (int r = 0; r < kReps; ++r)
+      TESSERA_CUSPARSE_CHECK(cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                          sc.one(t), mat, B.d, sc.zero(t), C.d, ct, alg, ws.ptr));
+    TESSERA_CUDA_CHECK(cudaEventRecord(e1, s));
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (best == CUSPARSE_SPMM_ALG_DEFAULT || ms < best_ms) best = alg, best_ms = ms;
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  TESSERA_CHECK(best != CUSPARSE_SPMM_ALG_DEFAULT, "spmm (cuda.cusparse): no CSR algorithm accepted the operands:",
+                rejected);
+  return best;
+}
+
+void run_spmm(cusparseHandle_t h, cusparseSpMatDescr_t mat, const DnMat& B, const DnMat& C, DType t,
+              cusparseSpMMAlg_t alg, DeviceBuffer* cached_ws, const Exec& exec) {
+  const Scalars sc;
+  const cudaDataType ct = value_type(t);
+  size_t bytes = 0;
+  TESSERA_CUSPARSE_CHECK(cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                 CUSPARSE_OPERATION_NON_TRANSPOSE, sc.one(t), mat, B.d,
+                                                 sc.zero(t), C.d, ct, alg, &bytes));
+  void* ws = nullptr;
+  std::unique_ptr<Scratch> scratch;
+  if (cached_ws) {
+    cached_ws->reserve(bytes);
+    ws = cached_ws->ptr;
+  } else if (bytes) {
+    scratch = std::make_unique<Scratch>(exec, bytes);
+    ws = scratch->get();
+  }
+  TESSERA_CUSPARSE_CHECK(cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                      sc.one(t), mat, B.d, sc.zero(t), C.d, ct, alg, ws));
+}
+}  // namespace
+
+bool cusparse_supports(DType t) { return t == DType::f32 || t == DType::f64; }
+
+template <class I>
+void spmm_cusparse(const SpmmArgs<I>& a, const Exec& exec) {
+  TESSERA_CHECK(cusparse_supports(a.X.dtype), "spmm: cuda.cusparse supports float32 and float64, got ",
+                dtype_name(a.X.dtype));
+  if (a.A.rows == 0 || a.X.cols == 0) return;
+  const cudaStream_t s = cuda_stream(exec.stream);
+  cusparseHandle_t h = handle_for(exec.device.index);
+  TESSERA_CUSPARSE_CHECK(cusparseSetStream(h, s));
+  const DnMat B(a.X), C(a.Y);
+  const cudaDataType vt = value_type(a.X.dtype);
+  auto* rowptr = const_cast<I*>(a.A.rowptr);
+  auto* col = const_cast<I*>(a.A.col);
+
+  if (a.A.id == 0) {  // anonymous graph: nothing is cached
+    DeviceBuffer weights;
+    bool ready = false;
+    void* w = weights_for(a, weights, ready, s);
+    cusparseSpMatDescr_t mat = nullptr;
+    TESSERA_CUSPARSE_CHECK(cusparseCreateCsr(&mat, a.A.rows, a.A.cols, a.A.nnz, rowptr, col, w, index_type<I>(),
+                                             index_type<I>(), CUSPARSE_INDEX_BASE_ZERO, vt));
+    std::unique_ptr<std::remove_pointer_t<cusparseSpMatDescr_t>, void (*)(cusparseSpMatDescr_t)> guard(
+        mat, [](cusparseSpMatDescr_t m) { cusparseDestroySpMat(m); });
+    run_spmm(h, mat, B, C, a.X.dtype, CUSPARSE_SPMM_ALG_DEFAULT, nullptr, exec);
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));  // `weights` is freed at scope exit
+    return;
+  }
+
+  const CacheKey key{a.A.id, int(a.X.dtype), int(sizeof(I)), exec.device.index, s};
+  std::shared_ptr<Entry> e = cache().get(key);
+  std::lock_guard<std::mutex> lock(e->mu);
+  const bool fresh = e->mat == nullptr;
+  void* w = weights_for(a, e->weights, e->weights_ready, s);
+  if (fresh)
+    TESSERA_CUSPARSE_CHECK(cusparseCreateCsr(&e->mat, a.A.rows, a.A.cols, a.A.nnz, rowptr, col, w, index_type<I>(),
+                                             index_type<I>(), CUSPARSE_INDEX_BASE_ZERO, vt));
+  else
+    TESSERA_CUSPARSE_CHECK(cusparseCsrSetPointers(e->mat, rowptr, col, w));
+  auto it = e->alg_by_width.find(a.X.cols);
+  if (it == e->alg_by_width.end())
+    it = e->alg_by_width.emplace(a.X.cols, pick_algorithm(h, e->mat, B, C, a.X.dtype, e->workspace, s)).first;
+  run_spmm(h, e->mat, B, C, a.X.dtype, it->second, &e->workspace, exec);
+}
+
+void cusparse_cache_clear() { cache().clear(); }
+size_t cusparse_cache_size() { return cache().size(); }
+void cusparse_cache_set_capacity(size_t entries) { cache().set_capacity(entries); }
+
+template void spmm_cusparse<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
+template void spmm_cusparse<int64_t>(const SpmmArgs<int64_t>&, const Exec&);
+
+}  // namespace tessera::ops::cuda

@@ -1,0 +1,176 @@
+#pragma once
+// Device code of the custom CSR SpMM / SDDMM kernels (launchers in spmm.cu).
+//
+// One kernel template covers both custom variants: a group of G lanes (G divides 32) owns one
+// row; each lane holds NV vectors of V consecutive features in registers (accumulated in W =
+// float, double for float64), so a feature tile is G*V*NV wide. The group loads G (col, weight)
+// pairs at once and broadcasts them with shuffles, then every lane gathers its slice of each
+// source row X[col] - one coalesced 16-byte load per lane when V*sizeof(T) == 16.
+//   warp_row:          G in {8, 16, 32} (a warp, or a sub-warp for narrow rows), V = 16 bytes.
+//   feature_parallel:  F <= 32, G = next power of two >= F, V = 1: threads over (row, feature),
+//                      32 / G rows per warp.
+// All row and feature offsets are 64-bit (rows * ld can pass 2^31).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tessera::ops::cuda::kernels {
+
+template <class T> using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+template <class T> __device__ __forceinline__ Acc<T> to_acc(T v) { return Acc<T>(v); }
+template <> __device__ __forceinline__ float to_acc<__half>(__half v) { return __half2float(v); }
+template <> __device__ __forceinline__ float to_acc<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <class T> __device__ __forceinline__ T from_acc(Acc<T> v) { return T(v); }
+template <> __device__ __forceinline__ __half from_acc<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// Elements per 16-byte vector.
+template <class T> constexpr int kVec16 = int(16 / sizeof(T));
+
+// Loads / stores V consecutive elements (p aligned to V * sizeof(T) when V > 1).
+template <class T, int V>
+__device__ __forceinline__ void load_vec(const T* __restrict__ p, Acc<T> (&out)[V]) {
+  if constexpr (V == 1) {
+    out[0] = to_acc(p[0]);
+  } else if constexpr (std::is_same_v<T, float> && V == 4) {
+    const float4 v = __ldg(reinterpret_cast<const float4*>(p));
+    out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+  } else if constexpr (std::is_same_v<T, double> && V == 2) {
+    const double2 v = __ldg(reinterpret_cast<const double2*>(p));
+    out[0] = v.x, out[1] = v.y;
+  } else {  // 8 x 16-bit in one uint4
+    static_assert(sizeof(T) == 2 && V == 8, "unsupported vector");
+    const uint4 u = __ldg(reinterpret_cast<const uint4*>(p));
+    const T* h = reinterpret_cast<const T*>(&u);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) out[i] = to_acc(h[i]);
+  }
+}
+
+template <class T, int V>
+__device__ __forceinline__ void store_vec(T* __restrict__ p, const Acc<T> (&in)[V]) {
+  if constexpr (V == 1) {
+    p[0] = from_acc<T>(in[0]);
+  } else if constexpr (std::is_same_v<T, float> && V == 4) {
+    *reinterpret_cast<float4*>(p) = make_float4(in[0], in[1], in[2], in[3]);
+  } else if constexpr (std::is_same_v<T, double> && V == 2) {
+    *reinterpret_cast<double2*>(p) = make_double2(in[0], in[1]);
+  } else {
+    uint4 u;
+    T* h = reinterpret_cast<T*>(&u);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) h[i] = from_acc<T>(in[i]);
+    *reinterpret_cast<uint4*>(p) = u;
+  }
+}
+
+// Shuffle mask of the G-lane group this lane belongs to.
+template <int G>
+__device__ __forceinline__ unsigned group_mask() {
+  if constexpr (G == 32) {
+    return 0xffffffffu;
+  } else {
+    const unsigned lane = threadIdx.x & 31u;
+    return ((1u << G) - 1u) << (lane / G * G);
+  }
+}
+
+template <class T, class I, int V, int NV, int G>
+__global__ void __launch_bounds__(256) csr_rows_kernel(int64_t rows, int64_t F, const I* __restrict__ rowptr,
+                                                       const I* __restrict__ col,
+                                                       const Acc<T>* __restrict__ wv,
+                                                       const float* __restrict__ wa, const T* __restrict__ X,
+                                                       int64_t ldx, T* __restrict__ Y, int64_t ldy) {
+  using W = Acc<T>;
+  const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G;
+  if (row >= rows) return;  // the whole group leaves together: G divides the block
+  const int lane = int(threadIdx.x % G);
+  const unsigned mask = group_mask<G>();
+  const int64_t beg = int64_t(rowptr[row]), end = int64_t(rowptr[row + 1]);
+  constexpr int64_t kTile = int64_t(G) * V * NV;
+  for (int64_t f0 = 0; f0 < F; f0 += kTile) {
+    W acc[NV][V];
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[v][j] = W(0);
+    for (int64_t e0 = beg; e0 < end; e0 += G) {
+      const int64_t e = e0 + lane;
+      I c = 0;
+      W w = W(0);
+      if (e < end) {
+        c = col[e];
+        w = wv ? wv[e] : wa ? W(wa[e]) : W(1);
+      }
+      const int n = int(min(int64_t(G), end - e0));
+#pragma unroll 4
+      for (int j = 0; j < n; ++j) {
+        const I cj = __shfl_sync(mask, c, j, G);
+        const W wj = __shfl_sync(mask, w, j, G);
+        const T* __restrict__ xr = X + int64_t(cj) * ldx + f0;
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+          const int64_t f = (int64_t(v) * G + lane) * V;
+          if (f0 + f < F) {
+            W x[V];
+            load_vec<T, V>(xr + f, x);
+#pragma unroll
+            for (int t = 0; t < V; ++t) acc[v][t] += wj * x[t];
+          }
+        }
+      }
+    }
+    T* __restrict__ yr = Y + row * ldy + f0;
+#pragma unroll
+    for (int v = 0; v < NV; ++v) {
+      const int64_t f = (int64_t(v) * G + lane) * V;
+      if (f0 + f < F) store_vec<T, V>(yr + f, acc[v]);
+    }
+  }
+}
+
+// SDDMM: a warp per row; lanes split the features of each edge's dot product <dY[row], X[col]>
+// and reduce with shuffles; lane 0 writes dw[edge].
+template <class T, class I, int V>
+__global__ void __launch_bounds__(256) sddmm_rows_kernel(int64_t rows, int64_t F, const I* __restrict__ rowptr,
+                                                         const I* __restrict__ col, const T* __restrict__ dY,
+                                                         int64_t lddy, const T* __restrict__ X, int64_t ldx,
+                                                         Acc<T>* __restrict__ dw) {
+  using W = Acc<T>;
+  const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (row >= rows) return;
+  const int lane = int(threadIdx.x & 31);
+  const int64_t beg = int64_t(rowptr[row]), end = int64_t(rowptr[row + 1]);
+  const T* __restrict__ dy = dY + row * lddy;
+  for (int64_t e = beg; e < end; ++e) {
+    const T* __restrict__ xr = X + int64_t(col[e]) * ldx;
+    W s = W(0);
+    for (int64_t f = int64_t(lane) * V; f < F; f += 32 * V) {
+      W a[V], b[V];
+      load_vec<T, V>(dy + f, a);
+      load_vec<T, V>(xr + f, b);
+#pragma unroll
+      for (int t = 0; t < V; ++t) s += a[t] * b[t];
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0) dw[e] = s;
+  }
+}
+
+// Fills n entries with a value (ones for unweighted graphs, float->double weight conversion).
+template <class W>
+__global__ void fill_kernel(W* out, int64_t n, W v) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = v;
+}
+template <class W>
+__global__ void convert_kernel(W* out, const float* in, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = W(in[i]);
+}
+
+}  // namespace tessera::ops::cuda::kernels
