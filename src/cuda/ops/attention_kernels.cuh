@@ -1,0 +1,524 @@
+#pragma once
+// Device code of the fused attention family. One warp owns a (node, head) item; the warp is cut
+// into EPW = 32/LPE groups of LPE lanes, each group walks every EPW-th edge of the node's list
+// and each lane holds CPT consecutive channels of the head (so C <= LPE*CPT; VEC = exact fit and
+// 16-byte aligned rows, loaded as packs). Groups keep their own online-softmax state (forward) or
+// partial sums (backward) and merge with shuffles at the end. Heavy nodes (degree above a
+// threshold) are walked by all warps of a block and merged through shared memory.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "tessera/core/dtype.hpp"
+#include "tessera/ops/attention.hpp"
+
+namespace tessera::ops::cuda_attention {
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int kWarpsPerBlock = 8;
+
+template <class T> struct dev_type { using type = T; };
+template <> struct dev_type<half_t> { using type = __half; };
+template <> struct dev_type<bf16_t> { using type = __nv_bfloat16; };
+
+__device__ __forceinline__ float to_acc(float x) { return x; }
+__device__ __forceinline__ double to_acc(double x) { return x; }
+__device__ __forceinline__ float to_acc(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_acc(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <class T, class Acc>
+__device__ __forceinline__ T from_acc(Acc x) {
+  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(float(x));
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(float(x));
+  else return T(x);
+}
+
+__device__ __forceinline__ float dexp(float x) { return expf(x); }
+__device__ __forceinline__ double dexp(double x) { return exp(x); }
+__device__ __forceinline__ float dlog(float x) { return logf(x); }
+__device__ __forceinline__ double dlog(double x) { return log(x); }
+template <class Acc> __device__ __forceinline__ Acc neg_inf() { return -INFINITY; }
+
+template <class T, int CPT>
+struct alignas(CPT * sizeof(T) >= 16 ? 16 : CPT * sizeof(T)) Pack {
+  T v[CPT];
+};
+
+// Channels c0 .. c0+CPT-1 of a head row (zeros past C).
+template <class T, class Acc, int CPT, bool VEC>
+__device__ __forceinline__ void load_row(Acc (&r)[CPT], const T* row, int c0, int C) {
+  if constexpr (VEC) {
+    const Pack<T, CPT> pk = *reinterpret_cast<const Pack<T, CPT>*>(row + c0);
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) r[t] = Acc(to_acc(pk.v[t]));
+  } else {
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) r[t] = c0 + t < C ? Acc(to_acc(row[c0 + t])) : Acc(0);
+  }
+}
+template <class T, class Acc, int CPT, bool VEC>
+__device__ __forceinline__ void store_row(T* row, const Acc (&r)[CPT], int c0, int C) {
+  if constexpr (VEC) {
+    Pack<T, CPT> pk;
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) pk.v[t] = from_acc<T>(r[t]);
+    *reinterpret_cast<Pack<T, CPT>*>(row + c0) = pk;
+  } else {
+#pragma unroll
+    for (int t = 0; t < CPT; ++t)
+      if (c0 + t < C) row[c0 + t] = from_acc<T>(r[t]);
+  }
+}
+template <class Acc, int CPT>
+__device__ __forceinline__ void zero(Acc (&r)[CPT]) {
+#pragma unroll
+  for (int t = 0; t < CPT; ++t) r[t] = Acc(0);
+}
+
+// Sum over the LPE lanes of a group (xor offsets stay inside the group).
+template <int LPE, class Acc>
+__device__ __forceinline__ Acc group_sum(Acc x) {
+#pragma unroll
+  for (int off = LPE / 2; off > 0; off >>= 1) x += __shfl_xor_sync(kFull, x, off);
+  return x;
+}
+// Sum of the groups' partial vectors: afterwards every group holds the warp's total.
+template <int LPE, class Acc, int CPT>
+__device__ __forceinline__ void merge_groups_sum(Acc (&r)[CPT]) {
+#pragma unroll
+  for (int off = LPE; off < 32; off <<= 1)
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) r[t] += __shfl_xor_sync(kFull, r[t], off);
+}
+
+template <class T, class I, class Acc>
+struct Params {
+  bool gat = false;
+  int64_t nodes = 0;           // items are (node, head): targets (forward, pass 1) or sources
+  int H = 1, C = 0;
+  const I* ptr = nullptr;      // the walk: A (forward, pass 1), transpose or A (pass 2)
+  const I* idx = nullptr;
+  const I* perm = nullptr;     // pass 2: edge position of each entry (null: symmetric walk)
+  const T* q = nullptr; int64_t ldq = 0;
+  const T* k = nullptr; int64_t ldk = 0;
+  const T* v = nullptr; int64_t ldv = 0;   // GATv2: equals k
+  const Acc* att = nullptr;
+  Acc slope = 0, scale = 1;
+  uint64_t seed = 0; uint32_t threshold = 0; Acc keep_scale = 1;
+  T* out = nullptr; int64_t ldo = 0;
+  Acc* lse = nullptr;
+  Acc* alpha = nullptr; bool alpha_after_dropout = false;
+  const T* o = nullptr; int64_t ldO = 0;   // backward: the forward's output
+  const T* dO = nullptr; int64_t lddO = 0;
+  T* dq = nullptr; int64_t lddq = 0;
+  T* dk = nullptr; int64_t lddk = 0;
+  T* dv = nullptr; int64_t lddv = 0;
+  Acc* datt = nullptr;
+  Acc* delta = nullptr;
+  bool datt_in_smem = false;
+  int64_t heavy_threshold = 0;
+  const int64_t* heavy_list = nullptr;
+  const int* heavy_count = nullptr;
+};
+
+template <class T, class I, class Acc>
+__device__ __forceinline__ Acc dropout_factor(const Params<T, I, Acc>& p, int64_t edge, int h) {
+  if (p.threshold == 0 || edge < 0) return Acc(1);
+  return attention_dropout_keep(p.seed, uint64_t(edge), uint64_t(h), p.threshold) ? p.keep_scale : Acc(0);
+}
+
+// Per-lane part of the logit between a target row (tr) and a source row (sr).
+template <class Acc, int CPT>
+__device__ __forceinline__ Acc logit_part(bool gat, const Acc (&tr)[CPT], const Acc (&sr)[CPT],
+                                          const Acc (&ar)[CPT], Acc slope) {
+  Acc x = 0;
+  if (gat) {
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) {
+      const Acc z = tr[t] + sr[t];
+      x += ar[t] * (z > 0 ? z : slope * z);
+    }
+  } else {
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) x += tr[t] * sr[t];
+  }
+  return x;
+}
+
+// Calls body(node, h, begin, end, first, step) for the items of this warp. Light mode: one warp
+// per item, nodes above the heavy threshold skipped. Heavy mode: the block's warps share an item
+// of the heavy list, each starting at its own offset.
+template <int EPW, class P, class F>
+__device__ __forceinline__ void for_each_item(const P& p, bool heavy, F&& body) {
+  const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const int64_t H = p.H;
+  if (heavy) {
+    const int64_t n = int64_t(*p.heavy_count) * H;
+    for (int64_t it = blockIdx.x; it < n; it += gridDim.x) {
+      const int64_t node = p.heavy_list[it / H];
+      const int64_t b = p.ptr[node], e = p.ptr[node + 1];
+      body(node, int(it % H), b, e, b + int64_t(warp) * EPW, int64_t(nwarps) * EPW);
+    }
+  } else {
+    const int64_t n = p.nodes * H;
+    for (int64_t it = int64_t(blockIdx.x) * nwarps + warp; it < n; it += int64_t(gridDim.x) * nwarps) {
+      const int64_t node = it / H;
+      const int64_t b = p.ptr[node], e = p.ptr[node + 1];
+      if (e - b > p.heavy_threshold) continue;
+      body(node, int(it % H), b, e, b, int64_t(EPW));
+    }
+  }
+}
+
+// Sums a per-warp vector over the block's warps through shared memory (heavy mode); every warp
+// ends with the total. scratch holds nwarps * LPE*CPT accumulators.
+template <int LPE, int CPT, class Acc>
+__device__ __forceinline__ void block_sum(Acc (&r)[CPT], Acc* scratch) {
+  constexpr int CP = LPE * CPT;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const int g = lane / LPE, c0 = (lane % LPE) * CPT;
+  if (g == 0)
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) scratch[warp * CP + c0 + t] = r[t];
+  __syncthreads();
+  zero(r);
+  for (int w = 0; w < nwarps; ++w)
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) r[t] += scratch[w * CP + c0 + t];
+  __syncthreads();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward: out, lse (and alpha when asked) per (target, head).
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+forward_kernel(const Params<T, I, Acc> p, bool heavy) {
+  constexpr int EPW = 32 / LPE, CP = LPE * CPT;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Acc* smem = reinterpret_cast<Acc*>(smem_raw);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane / LPE, c0 = (lane % LPE) * CPT;
+  const int C = p.C;
+  const Acc ninf = neg_inf<Acc>();
+  for_each_item<EPW>(p, heavy, [&](int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
+    Acc qr[CPT], ar[CPT];
+    load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
+    zero(ar);
+    if (p.gat)
+#pragma unroll
+      for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
+    Acc m = ninf, s = 0, acc[CPT];
+    zero(acc);
+    for (int64_t e0 = first; e0 < end; e0 += step) {
+      const int64_t e = e0 + g;
+      const bool valid = e < end;
+      Acc kr[CPT];
+      int64_t j = 0;
+      if (valid) {
+        j = p.idx[e];
+        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
+      } else {
+        zero(kr);
+      }
+      Acc l = group_sum<LPE>(logit_part(p.gat, qr, kr, ar, p.slope));
+      if (!p.gat) l *= p.scale;
+      if (valid) {
+        if (l > m) {  // new running max: rescale what was accumulated
+          const Acc corr = m == ninf ? Acc(0) : dexp(m - l);
+          s *= corr;
+#pragma unroll
+          for (int t = 0; t < CPT; ++t) acc[t] *= corr;
+          m = l;
+        }
+        const Acc pe = dexp(l - m);
+        s += pe;
+        const Acc w = pe * dropout_factor(p, e, h);
+        if (w != Acc(0)) {
+          if (p.gat) {
+#pragma unroll
+            for (int t = 0; t < CPT; ++t) acc[t] += w * kr[t];
+          } else {
+            Acc vr[CPT];
+            load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
+#pragma unroll
+            for (int t = 0; t < CPT; ++t) acc[t] += w * vr[t];
+          }
+        }
+      }
+    }
+    // Merge the groups' softmax states (every group ends with the warp's state).
+#pragma unroll
+    for (int off = LPE; off < 32; off <<= 1) {
+      const Acc mo = __shfl_xor_sync(kFull, m, off), so = __shfl_xor_sync(kFull, s, off);
+      const Acc mn = m > mo ? m : mo;
+      const Acc c1 = m == ninf ? Acc(0) : dexp(m - mn), c2 = mo == ninf ? Acc(0) : dexp(mo - mn);
+      s = s * c1 + so * c2;
+#pragma unroll
+      for (int t = 0; t < CPT; ++t) acc[t] = acc[t] * c1 + __shfl_xor_sync(kFull, acc[t], off) * c2;
+      m = mn;
+    }
+    if (heavy) {  // merge the warps' states; every warp computes the block's state
+      const int nwarps = blockDim.x >> 5;
+      Acc* ms = smem;                       // 2 per warp
+      Acc* as = smem + 2 * nwarps;          // CP per warp
+      if (g == 0)
+#pragma unroll
+        for (int t = 0; t < CPT; ++t) as[warp * CP + c0 + t] = acc[t];
+      if (lane == 0) { ms[2 * warp] = m; ms[2 * warp + 1] = s; }
+      __syncthreads();
+      Acc M = ninf;
+      for (int w = 0; w < nwarps; ++w) M = ms[2 * w] > M ? ms[2 * w] : M;
+      s = 0;
+      zero(acc);
+      for (int w = 0; w < nwarps; ++w) {
+        const Acc c = ms[2 * w] == ninf ? Acc(0) : dexp(ms[2 * w] - M);
+        s += ms[2 * w + 1] * c;
+#pragma unroll
+        for (int t = 0; t < CPT; ++t) acc[t] += as[w * CP + c0 + t] * c;
+      }
+      m = M;
+      __syncthreads();
+    }
+    const bool writer = !heavy || warp == 0;
+    const Acc inv = s > 0 ? Acc(1) / s : Acc(0);
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) acc[t] *= inv;
+    if (writer && g == 0) store_row<T, Acc, CPT, VEC>(p.out + i * p.ldo + int64_t(h) * C, acc, c0, C);
+    const Acc lse_i = s > 0 ? m + dlog(s) : ninf;
+    if (writer && lane == 0 && p.lse) p.lse[i * p.H + h] = lse_i;
+    if (p.alpha) {  // second walk, only when the attention weights are asked for
+      for (int64_t e0 = first; e0 < end; e0 += step) {
+        const int64_t e = e0 + g;
+        const bool valid = e < end;
+        Acc kr[CPT];
+        if (valid) load_row<T, Acc, CPT, VEC>(kr, p.k + int64_t(p.idx[e]) * p.ldk + int64_t(h) * C, c0, C);
+        else zero(kr);
+        Acc l = group_sum<LPE>(logit_part(p.gat, qr, kr, ar, p.slope));
+        if (!p.gat) l *= p.scale;
+        if (valid && lane % LPE == 0) {
+          Acc a = dexp(l - lse_i);
+          if (p.alpha_after_dropout) a *= dropout_factor(p, e, h);
+          p.alpha[e * p.H + h] = a;
+        }
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward pass 1, per (target, head): Delta, dq (or dx_r) and datt.
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
+  constexpr int EPW = 32 / LPE;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Acc* smem = reinterpret_cast<Acc*>(smem_raw);
+  const int HC = p.H * p.C;
+  Acc* datt_s = smem;                                   // H*C when datt_in_smem
+  Acc* sum_s = smem + (p.datt_in_smem ? (HC + 1) / 2 * 2 : 0);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane / LPE, c0 = (lane % LPE) * CPT;
+  const int C = p.C;
+  if (p.gat && p.datt_in_smem) {
+    for (int x = threadIdx.x; x < HC; x += blockDim.x) datt_s[x] = 0;
+    __syncthreads();
+  }
+  for_each_item<EPW>(p, heavy, [&](int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
+    Acc qr[CPT], ar[CPT], dor[CPT], orr[CPT];
+    load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
+    load_row<T, Acc, CPT, VEC>(dor, p.dO + i * p.lddO + int64_t(h) * C, c0, C);
+    load_row<T, Acc, CPT, VEC>(orr, p.o + i * p.ldO + int64_t(h) * C, c0, C);
+    zero(ar);
+    if (p.gat)
+#pragma unroll
+      for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
+    Acc dpart = 0;
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) dpart += orr[t] * dor[t];
+    const Acc D = group_sum<LPE>(dpart);   // every group computes the same Delta
+    if (lane == 0 && (!heavy || warp == 0)) p.delta[i * p.H + h] = D;
+    const Acc lse_i = p.lse[i * p.H + h];
+    Acc dq[CPT], da[CPT];
+    zero(dq);
+    zero(da);
+    for (int64_t e0 = first; e0 < end; e0 += step) {
+      const int64_t e = e0 + g;
+      const bool valid = e < end;
+      Acc kr[CPT], vr[CPT];
+      if (valid) {
+        const int64_t j = p.idx[e];
+        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
+        if (p.gat) {
+#pragma unroll
+          for (int t = 0; t < CPT; ++t) vr[t] = kr[t];
+        } else {
+          load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
+        }
+      } else {
+        zero(kr);
+        zero(vr);
+      }
+      Acc dpp = 0;
+#pragma unroll
+      for (int t = 0; t < CPT; ++t) dpp += dor[t] * vr[t];
+      Acc l = group_sum<LPE>(logit_part(p.gat, qr, kr, ar, p.slope));
+      const Acc dp = group_sum<LPE>(dpp);
+      if (!p.gat) l *= p.scale;
+      if (valid) {
+        const Acc pe = dexp(l - lse_i);
+        const Acc dS = pe * (dropout_factor(p, e, h) * dp - D);
+        if (p.gat) {
+#pragma unroll
+          for (int t = 0; t < CPT; ++t) {
+            const Acc z = qr[t] + kr[t];
+            dq[t] += dS * ar[t] * (z > 0 ? Acc(1) : p.slope);
+            da[t] += dS * (z > 0 ? z : p.slope * z);
+          }
+        } else {
+#pragma unroll
+          for (int t = 0; t < CPT; ++t) dq[t] += dS * p.scale * kr[t];
+        }
+      }
+    }
+    if (p.gat)  // datt: every lane adds its partial (groups need no merge for a sum)
+#pragma unroll
+      for (int t = 0; t < CPT; ++t)
+        if (c0 + t < C && da[t] != Acc(0))
+          atomicAdd((p.datt_in_smem ? datt_s : p.datt) + h * C + c0 + t, da[t]);
+    merge_groups_sum<LPE>(dq);
+    if (heavy) block_sum<LPE, CPT>(dq, sum_s);
+    if ((!heavy || warp == 0) && g == 0)
+      store_row<T, Acc, CPT, VEC>(p.dq + i * p.lddq + int64_t(h) * C, dq, c0, C);
+  });
+  if (p.gat && p.datt_in_smem) {
+    __syncthreads();
+    for (int x = threadIdx.x; x < HC; x += blockDim.x)
+      if (datt_s[x] != Acc(0)) atomicAdd(p.datt + x, datt_s[x]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backward pass 2, per (source, head): dk and dv (GATv2: the whole dx_l), walking the targets of
+// the source's out-edges.
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
+  constexpr int EPW = 32 / LPE;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Acc* sum_s = reinterpret_cast<Acc*>(smem_raw);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane / LPE, c0 = (lane % LPE) * CPT;
+  const int C = p.C;
+  for_each_item<EPW>(p, heavy, [&](int64_t j, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
+    Acc kr[CPT], vr[CPT], ar[CPT];
+    load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
+    if (p.gat) {
+#pragma unroll
+      for (int t = 0; t < CPT; ++t) vr[t] = kr[t];
+    } else {
+      load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
+    }
+    zero(ar);
+    if (p.gat)
+#pragma unroll
+      for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
+    Acc dk[CPT], dv[CPT];
+    zero(dk);
+    zero(dv);
+    for (int64_t t0 = first; t0 < end; t0 += step) {
+      const int64_t t_ = t0 + g;
+      const bool valid = t_ < end;
+      Acc qr[CPT], dor[CPT];
+      Acc lse_i = 0, D_i = 0;
+      int64_t edge = -1;
+      if (valid) {
+        const int64_t i = p.idx[t_];
+        if (p.perm) edge = p.perm[t_];
+        load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
+        load_row<T, Acc, CPT, VEC>(dor, p.dO + i * p.lddO + int64_t(h) * C, c0, C);
+        lse_i = p.lse[i * p.H + h];
+        D_i = p.delta[i * p.H + h];
+      } else {
+        zero(qr);
+        zero(dor);
+      }
+      Acc dpp = 0;
+#pragma unroll
+      for (int t = 0; t < CPT; ++t) dpp += dor[t] * vr[t];
+      Acc l = group_sum<LPE>(logit_part(p.gat, qr, kr, ar, p.slope));
+      const Acc dp = group_sum<LPE>(dpp);
+      if (!p.gat) l *= p.scale;
+      if (valid) {
+        const Acc pe = dexp(l - lse_i);
+        const Acc keep = dropout_factor(p, edge, h);
+        const Acc dS = pe * (keep * dp - D_i);
+        const Acc pk = pe * keep;
+        if (p.gat) {
+#pragma unroll
+          for (int t = 0; t < CPT; ++t) {
+            const Acc z = qr[t] + kr[t];
+            dk[t] += dS * ar[t] * (z > 0 ? Acc(1) : p.slope) + pk * dor[t];
+          }
+        } else {
+#pragma unroll
+          for (int t = 0; t < CPT; ++t) {
+            dk[t] += dS * p.scale * qr[t];
+            dv[t] += pk * dor[t];
+          }
+        }
+      }
+    }
+    merge_groups_sum<LPE>(dk);
+    if (!p.gat) merge_groups_sum<LPE>(dv);
+    if (heavy) {
+      block_sum<LPE, CPT>(dk, sum_s);
+      if (!p.gat) block_sum<LPE, CPT>(dv, sum_s);
+    }
+    if ((!heavy || warp == 0) && g == 0) {
+      store_row<T, Acc, CPT, VEC>(p.dk + j * p.lddk + int64_t(h) * C, dk, c0, C);
+      if (!p.gat) store_row<T, Acc, CPT, VEC>(p.dv + j * p.lddv + int64_t(h) * C, dv, c0, C);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers: heavy-node lists and the transpose build.
+template <class I>
+__global__ void collect_heavy_kernel(const I* ptr, int64_t n, int64_t threshold, int64_t* list, int* count) {
+  for (int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; x < n; x += int64_t(gridDim.x) * blockDim.x)
+    if (int64_t(ptr[x + 1] - ptr[x]) > threshold) list[atomicAdd(count, 1)] = x;
+}
+
+template <class I>
+__global__ void count_sources_kernel(const I* col, int64_t nnz, I* counts) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < nnz; e += int64_t(gridDim.x) * blockDim.x) {
+    if constexpr (sizeof(I) == 4)
+      atomicAdd(reinterpret_cast<int*>(counts) + col[e], 1);
+    else
+      atomicAdd(reinterpret_cast<unsigned long long*>(counts) + col[e], 1ull);
+  }
+}
+
+template <class I>
+__global__ void iota_kernel(I* x, int64_t n) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
+    x[e] = I(e);
+}
+
+// row[t] = the target (CSR row) of edge perm[t], by binary search in rowptr.
+template <class I>
+__global__ void targets_of_edges_kernel(const I* rowptr, int64_t rows, const I* perm, int64_t nnz, I* row) {
+  for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < nnz; t += int64_t(gridDim.x) * blockDim.x) {
+    const I e = perm[t];
+    int64_t lo = 0, hi = rows;  // last r with rowptr[r] <= e
+    while (hi - lo > 1) {
+      const int64_t mid = (lo + hi) / 2;
+      if (rowptr[mid] <= e) lo = mid; else hi = mid;
+    }
+    row[t] = I(lo);
+  }
+}
+
+}  // namespace tessera::ops::cuda_attention

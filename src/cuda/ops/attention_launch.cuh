@@ -1,0 +1,208 @@
+#pragma once
+// Host launchers of the fused attention kernels, templated on the storage type; instantiated per
+// dtype in attention.cu (f32, f64) and attention_half.cu (f16, bf16) so the two compile in
+// parallel.
+#include <algorithm>
+#include <type_traits>
+
+#include "cuda/ops/attention_kernels.cuh"
+#include "ops/attention/backends.hpp"
+#include "tessera/core/cuda_check.hpp"
+
+namespace tessera::ops::cuda_attention {
+
+// Nodes with more entries than this are walked by a whole block (heavy bucket).
+constexpr int64_t kHeavyThreshold = 1024;
+
+inline int sm_count() {
+  int dev = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
+  static int cached[64] = {};
+  if (dev < 64 && cached[dev]) return cached[dev];
+  int n = 0;
+  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  if (dev < 64) cached[dev] = n;
+  return n;
+}
+
+template <int N> using IC = std::integral_constant<int, N>;
+
+// Picks (channels per lane, lanes per edge, vector loads) for a head width and calls
+// f(IC<CPT>, IC<LPE>, bool_constant<VEC>). Widths 32/64/128/256 with 16-byte aligned rows get
+// exact, vectorized specialisations; any other width up to 512 the guarded generic path.
+template <class T, class F>
+void with_config(int C, bool aligned, F&& f) {
+  if constexpr (sizeof(T) < 8) {
+    constexpr int V = 16 / int(sizeof(T));
+    constexpr int c32 = V > 1 ? V : 1, c64 = V > 2 ? V : 2, c128 = V > 4 ? V : 4, c256 = V > 8 ? V : 8;
+    if (aligned) switch (C) {
+        case 32: return f(IC<c32>{}, IC<32 / c32>{}, std::true_type{});
+        case 64: return f(IC<c64>{}, IC<64 / c64>{}, std::true_type{});
+        case 128: return f(IC<c128>{}, IC<128 / c128>{}, std::true_type{});
+        case 256: return f(IC<c256>{}, IC<256 / c256>{}, std::true_type{});
+        default: break;
+      }
+  }
+  if (C <= 8) return f(IC<1>{}, IC<8>{}, std::false_type{});
+  if (C <= 16) return f(IC<1>{}, IC<16>{}, std::false_type{});
+  if (C <= 32) return f(IC<1>{}, IC<32>{}, std::false_type{});
+  if (C <= 64) return f(IC<2>{}, IC<32>{}, std::false_type{});
+  if (C <= 128) return f(IC<4>{}, IC<32>{}, std::false_type{});
+  if (C <= 256) return f(IC<8>{}, IC<32>{}, std::false_type{});
+  TESSERA_CHECK(C <= 512, "attention (cuda): head width ", C, " above 512 is not supported on CUDA");
+  return f(IC<16>{}, IC<32>{}, std::false_type{});
+}
+
+template <class T>
+bool aligned16(const DenseView& m) {
+  return !m.data || ((reinterpret_cast<uintptr_t>(m.data) % 16 == 0) && (m.ld * int64_t(sizeof(T))) % 16 == 0);
+}
+
+// The heavy bucket of a walk (nodes with more than kHeavyThreshold entries), built on the device.
+template <class I>
+struct HeavyList {
+  bool possible = false;
+  Scratch mem;
+  HeavyList(const Exec& exec, const I* ptr, int64_t nodes, int64_t nnz, cudaStream_t s)
+      : possible(nnz > kHeavyThreshold && nodes > 0),
+        mem(exec, possible ? sizeof(int) * 4 + sizeof(int64_t) * size_t(std::min(nodes, nnz / (kHeavyThreshold + 1) + 1)) : 0) {
+    if (!possible) return;
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(count(), 0, sizeof(int), s));
+    const int blocks = int(std::min<int64_t>((nodes + 255) / 256, int64_t(sm_count()) * 8));
+    collect_heavy_kernel<I><<<blocks, 256, 0, s>>>(ptr, nodes, kHeavyThreshold, list(), count());
+    TESSERA_CUDA_LAUNCH_CHECK();
+  }
+  int* count() const { return mem.as<int>(); }
+  int64_t* list() const { return reinterpret_cast<int64_t*>(mem.as<int>() + 4); }
+};
+
+// Launches the light bucket (one warp per item) and, when there can be heavy nodes, the heavy
+// bucket (one block per item) of a kernel.
+template <class P, class K, class I>
+void launch_buckets(K kernel, P p, const HeavyList<I>& heavy,
+                    size_t smem_light, size_t smem_heavy, cudaStream_t s) {
+  const int64_t items = p.nodes * p.H;
+  if (items == 0) return;
+  const int sms = sm_count();
+  const int threads = kWarpsPerBlock * 32;
+  const size_t smem_max = std::max(smem_light, heavy.possible ? smem_heavy : 0);
+  if (smem_max > 48 * 1024)
+    TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_max)));
+  p.heavy_threshold = heavy.possible ? kHeavyThreshold : INT64_MAX;
+  const int64_t light_blocks = std::min<int64_t>((items + kWarpsPerBlock - 1) / kWarpsPerBlock, int64_t(sms) * 16);
+  kernel<<<unsigned(light_blocks), threads, smem_light, s>>>(p, false);
+  TESSERA_CUDA_LAUNCH_CHECK();
+  if (!heavy.possible) return;
+  p.heavy_list = heavy.list();
+  p.heavy_count = heavy.count();
+  kernel<<<unsigned(sms * 2), threads, smem_heavy, s>>>(p, true);
+  TESSERA_CUDA_LAUNCH_CHECK();
+}
+
+template <class T, class I, class D, class Acc>
+Params<D, I, Acc> common_params(const AttentionArgs<I>& a) {
+  Params<D, I, Acc> p;
+  p.gat = a.kind == AttentionKind::gatv2;
+  p.H = int(a.heads);
+  p.C = int(a.channels);
+  p.q = static_cast<const D*>(a.query.data); p.ldq = a.query.ld;
+  p.k = static_cast<const D*>(a.key.data); p.ldk = a.key.ld;
+  const DenseView& v = p.gat ? a.key : a.value;
+  p.v = static_cast<const D*>(v.data); p.ldv = v.ld;
+  p.att = static_cast<const Acc*>(a.att);
+  p.slope = Acc(a.negative_slope);
+  p.scale = Acc(a.logit_scale());
+  p.seed = a.dropout_seed;
+  p.threshold = attention_dropout_threshold(a.dropout);
+  p.keep_scale = a.dropout >= 1 ? Acc(0) : Acc(1.0 / (1.0 - a.dropout));
+  return p;
+}
+
+template <class T, class I>
+void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
+  using D = typename dev_type<T>::type;
+  using Acc = typename detail::acc_of<T>::type;
+  const auto& A = a.A;
+  if (A.rows == 0) return;
+  const cudaStream_t s = cuda_stream(exec.stream);
+  auto p = common_params<T, I, D, Acc>(a);
+  p.nodes = A.rows;
+  p.ptr = A.rowptr;
+  p.idx = A.col;
+  p.out = static_cast<D*>(a.out.data); p.ldo = a.out.ld;
+  p.lse = static_cast<Acc*>(a.lse);
+  p.alpha = static_cast<Acc*>(a.alpha);
+  p.alpha_after_dropout = a.alpha_after_dropout;
+  const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
+  HeavyList<I> heavy(exec, A.rowptr, A.rows, A.nnz, s);
+  with_config<T>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
+    constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
+    const size_t smem_heavy = sizeof(Acc) * size_t(kWarpsPerBlock) * (2 + LPE * CPT);
+    launch_buckets(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value>, p, heavy, 0, smem_heavy, s);
+  });
+}
+
+template <class T, class I>
+void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmetric_path) {
+  using D = typename dev_type<T>::type;
+  using Acc = typename detail::acc_of<T>::type;
+  const auto& a = b.fwd;
+  const auto& A = a.A;
+  const cudaStream_t s = cuda_stream(exec.stream);
+  auto p = common_params<T, I, D, Acc>(a);
+  p.lse = static_cast<Acc*>(a.lse);
+  p.o = static_cast<const D*>(a.out.data); p.ldO = a.out.ld;
+  p.dO = static_cast<const D*>(b.dout.data); p.lddO = b.dout.ld;
+  p.dq = static_cast<D*>(b.dquery.data); p.lddq = b.dquery.ld;
+  p.dk = static_cast<D*>(b.dkey.data); p.lddk = b.dkey.ld;
+  p.dv = static_cast<D*>(b.dvalue.data); p.lddv = b.dvalue.ld;
+  p.datt = static_cast<Acc*>(b.datt);
+  const int64_t HC = a.heads * a.channels;
+  if (p.gat) TESSERA_CUDA_CHECK(cudaMemsetAsync(p.datt, 0, sizeof(Acc) * size_t(HC), s));
+  p.datt_in_smem = p.gat && HC * int64_t(sizeof(Acc)) <= 32 * 1024;
+  Scratch delta(exec, sizeof(Acc) * size_t(std::max<int64_t>(A.rows * a.heads, 1)));
+  p.delta = delta.as<Acc>();
+  const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) &&
+                       aligned16<T>(a.out) && aligned16<T>(b.dout) && aligned16<T>(b.dquery) &&
+                       aligned16<T>(b.dkey) && aligned16<T>(b.dvalue);
+  // The walk of pass 2: A itself (symmetric), the caller's transpose, or one built here.
+  const I* wptr = A.rowptr;
+  const I* widx = A.col;
+  const I* wperm = nullptr;
+  Scratch tmem(exec, (symmetric_path || b.transpose) ? 0 : sizeof(I) * size_t(A.cols + 1 + 2 * A.nnz));
+  if (!symmetric_path) {
+    if (b.transpose) {
+      wptr = b.transpose->colptr;
+      widx = b.transpose->row;
+      wperm = b.transpose->perm;
+    } else {
+      I* base = tmem.as<I>();
+      detail::build_attention_transpose_cuda<I>(A, base, base + A.cols + 1, base + A.cols + 1 + A.nnz, exec);
+      wptr = base;
+      widx = base + A.cols + 1;
+      wperm = base + A.cols + 1 + A.nnz;
+    }
+  }
+  HeavyList<I> heavy_t(exec, A.rowptr, A.rows, A.nnz, s);
+  HeavyList<I> heavy_s(exec, wptr, A.cols, A.nnz, s);
+  with_config<T>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
+    constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
+    constexpr bool VEC = decltype(vec)::value;
+    const size_t warp_sums = sizeof(Acc) * size_t(kWarpsPerBlock) * LPE * CPT;
+    const size_t datt_bytes = p.datt_in_smem ? sizeof(Acc) * size_t((HC + 1) / 2 * 2) : 0;
+    auto p1 = p;
+    p1.nodes = A.rows;
+    p1.ptr = A.rowptr;
+    p1.idx = A.col;
+    launch_buckets(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC>, p1, heavy_t, datt_bytes,
+                   datt_bytes + warp_sums, s);
+    auto p2 = p;
+    p2.nodes = A.cols;
+    p2.ptr = wptr;
+    p2.idx = widx;
+    p2.perm = wperm;
+    launch_buckets(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC>, p2, heavy_s, 0, warp_sums, s);
+  });
+}
+
+}  // namespace tessera::ops::cuda_attention

@@ -1,0 +1,230 @@
+// Attention family dispatcher: validates once, then picks a variant (requested, environment
+// TESSERA_VARIANT_ATTENTION[_BACKWARD], or the heuristic) from the family's registries.
+#include "tessera/ops/attention.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "ops/attention/backends.hpp"
+
+namespace tessera::ops {
+
+const char* attention_kind_name(AttentionKind k) {
+  return k == AttentionKind::gatv2 ? "gatv2" : "transformer";
+}
+AttentionKind parse_attention_kind(const std::string& s) {
+  if (s == "gatv2") return AttentionKind::gatv2;
+  if (s == "transformer") return AttentionKind::transformer;
+  fail("attention: unknown kind '", s, "' (expected gatv2 or transformer)");
+}
+
+template <class I>
+double AttentionArgs<I>::logit_scale() const {
+  return scale != 0 ? scale : 1.0 / std::sqrt(double(channels));
+}
+
+namespace {
+
+template <class I>
+void check_matrix(const char* who, const char* name, const DenseView& m, int64_t rows,
+                  const char* rows_what, int64_t width, DType dtype, const Device& dev) {
+  TESSERA_CHECK(m.rows == rows, who, ": ", name, " has ", m.rows, " rows but ", rows_what, " is ", rows);
+  TESSERA_CHECK(m.cols == width, who, ": ", name, " has ", m.cols, " columns, expected heads*channels = ", width);
+  TESSERA_CHECK(m.ld >= m.cols, who, ": ", name, " has leading dimension ", m.ld, " < ", m.cols, " columns");
+  TESSERA_CHECK(m.data || rows == 0 || width == 0, who, ": ", name, " has no data");
+  TESSERA_CHECK(m.dtype == dtype, who, ": ", name, " is ", dtype_name(m.dtype), " but query is ", dtype_name(dtype));
+  TESSERA_CHECK(m.device == dev, who, ": ", name, " is on ", m.device.str(), " but A is on ", dev.str());
+}
+
+// Host graphs are checked entry by entry (a bad column would be an out-of-bounds read); device
+// graphs are trusted (their builders validate on the host).
+template <class I>
+void check_graph(const char* who, const CsrView<I>& A) {
+  TESSERA_CHECK(A.rows >= 0 && A.cols >= 0 && A.nnz >= 0, who, ": negative graph size");
+  TESSERA_CHECK(A.rowptr || A.rows == 0, who, ": A has no row offsets");
+  if (A.device.is_cuda()) return;
+  TESSERA_CHECK(A.rows == 0 || A.rowptr[0] == 0, who, ": A.rowptr[0] = ", int64_t(A.rows ? A.rowptr[0] : 0), ", expected 0");
+  if (A.rows) TESSERA_CHECK(int64_t(A.rowptr[A.rows]) == A.nnz, who, ": A.rowptr[rows] = ", int64_t(A.rowptr[A.rows]), " but nnz = ", A.nnz);
+  for (int64_t i = 0; i < A.rows; ++i)
+    TESSERA_CHECK(A.rowptr[i + 1] >= A.rowptr[i], who, ": non-monotone row offsets at row ", i);
+  for (int64_t k = 0; k < A.nnz; ++k)
+    TESSERA_CHECK(A.col[k] >= 0 && int64_t(A.col[k]) < A.cols, who, ": entry ", k, " has source ",
+                  int64_t(A.col[k]), " out of range [0, ", A.cols, ")");
+}
+
+std::string env_variant(const char* name) {
+  const char* e = std::getenv(name);
+  return e ? std::string(e) : std::string();
+}
+
+template <class Args>
+const tune::Variant<Args>& choose(const tune::Registry<Args>& reg, const Args& a, const Device& dev,
+                                  std::string requested, const char* env,
+                                  const std::vector<std::string>& preference) {
+  if (requested.empty()) requested = env_variant(env);
+  if (!requested.empty()) {
+    const auto& v = reg.get(requested);
+    TESSERA_CHECK(tune::runs_on(v.backend, dev), reg.family(), ": variant '", v.name,
+                  "' does not run on ", dev.str());
+    TESSERA_CHECK(!v.eligible || v.eligible(a), reg.family(), ": variant '", v.name,
+                  "' is not eligible for these arguments");
+    return v;
+  }
+  const auto ok = reg.eligible(a, dev);
+  for (const auto& name : preference)
+    for (const auto* v : ok)
+      if (v->name == name) return *v;
+  TESSERA_CHECK(!ok.empty(), reg.family(), ": no eligible variant on ", dev.str());
+  return *ok.front();
+}
+
+}  // namespace
+
+template <class I>
+void validate_attention(const AttentionArgs<I>& a, const char* who) {
+  check_graph(who, a.A);
+  TESSERA_CHECK(a.heads >= 1, who, ": heads = ", a.heads, ", expected >= 1");
+  TESSERA_CHECK(a.channels >= 1, who, ": channels = ", a.channels, ", expected >= 1");
+  const int64_t w = a.heads * a.channels;
+  const DType t = a.query.dtype;
+  const Device& d = a.A.device;
+  check_matrix<I>(who, "query", a.query, a.A.rows, "A.rows (targets)", w, t, d);
+  check_matrix<I>(who, "key", a.key, a.A.cols, "A.cols (sources)", w, t, d);
+  if (a.kind == AttentionKind::transformer)
+    check_matrix<I>(who, "value", a.value, a.A.cols, "A.cols (sources)", w, t, d);
+  else
+    TESSERA_CHECK(a.value.data == nullptr, who, ": GATv2 takes its value from key (x_l); pass no value");
+  check_matrix<I>(who, "out", a.out, a.A.rows, "A.rows (targets)", w, t, d);
+  if (a.kind == AttentionKind::gatv2) TESSERA_CHECK(a.att, who, ": GATv2 needs the attention vector att");
+  TESSERA_CHECK(a.dropout >= 0 && a.dropout <= 1, who, ": dropout = ", a.dropout, ", expected in [0, 1]");
+  TESSERA_CHECK(std::isfinite(a.negative_slope), who, ": negative_slope is not finite");
+  TESSERA_CHECK(std::isfinite(a.scale), who, ": scale is not finite");
+}
+
+template <class I>
+void validate_attention_backward(const AttentionBackwardArgs<I>& b) {
+  const char* who = "attention_backward";
+  const auto& a = b.fwd;
+  validate_attention(a, who);
+  TESSERA_CHECK(a.lse, who, ": the forward's lse is required");
+  const int64_t w = a.heads * a.channels;
+  const DType t = a.query.dtype;
+  const Device& d = a.A.device;
+  check_matrix<I>(who, "dout", b.dout, a.A.rows, "A.rows (targets)", w, t, d);
+  check_matrix<I>(who, "dquery", b.dquery, a.A.rows, "A.rows (targets)", w, t, d);
+  check_matrix<I>(who, "dkey", b.dkey, a.A.cols, "A.cols (sources)", w, t, d);
+  if (a.kind == AttentionKind::transformer)
+    check_matrix<I>(who, "dvalue", b.dvalue, a.A.cols, "A.cols (sources)", w, t, d);
+  else
+    TESSERA_CHECK(b.datt, who, ": GATv2 needs datt");
+  if (b.symmetric)
+    TESSERA_CHECK(a.A.rows == a.A.cols, who, ": symmetric declared but A is ", a.A.rows, " x ", a.A.cols);
+  if (b.transpose) {
+    TESSERA_CHECK(b.transpose->sources == a.A.cols && b.transpose->nnz == a.A.nnz, who,
+                  ": transpose is ", b.transpose->sources, " sources / ", b.transpose->nnz,
+                  " entries but A has ", a.A.cols, " / ", a.A.nnz);
+    TESSERA_CHECK(b.transpose->device == d, who, ": transpose is on ", b.transpose->device.str(),
+                  " but A is on ", d.str());
+  }
+}
+
+template <class I>
+tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
+  static tune::Registry<AttentionArgs<I>> reg = [] {
+    tune::Registry<AttentionArgs<I>> r("attention");
+    r.add({"reference", tune::Backend::reference, nullptr,
+           [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_reference(a, e); },
+           "per-edge loops in double (the oracle)"});
+    r.add({"cpu.fused", tune::Backend::cpu, nullptr,
+           [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cpu(a, e); },
+           "OpenMP over targets, online softmax, no edge tensors"});
+#ifdef TESSERA_WITH_CUDA
+    r.add({"cuda.fused", tune::Backend::cuda,
+           [](const AttentionArgs<I>& a) { return a.channels <= detail::kCudaAttentionMaxChannels; },
+           [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda(a, e); },
+           "warp groups per (target, head), online softmax; heavy rows split over a block"});
+#endif
+    return r;
+  }();
+  return reg;
+}
+
+template <class I>
+tune::Registry<AttentionBackwardArgs<I>>& attention_backward_registry() {
+  using B = AttentionBackwardArgs<I>;
+  static tune::Registry<B> reg = [] {
+    tune::Registry<B> r("attention_backward");
+    // The symmetric path identifies an edge (j -> i) by walking row j, so it cannot reproduce a
+    // mask keyed by edge position: only without dropout.
+    auto symmetric_ok = [](const B& b) {
+      return b.symmetric && b.fwd.dropout == 0 && b.fwd.A.rows == b.fwd.A.cols;
+    };
+    r.add({"reference", tune::Backend::reference, nullptr,
+           [](const B& b, const Exec& e) { detail::attention_backward_reference(b, e); },
+           "per-edge loops in double (the oracle)"});
+    r.add({"cpu.fused.transpose", tune::Backend::cpu, nullptr,
+           [](const B& b, const Exec& e) { detail::attention_backward_cpu(b, e, false); },
+           "targets pass + sources pass over the transpose"});
+    r.add({"cpu.fused.symmetric", tune::Backend::cpu, symmetric_ok,
+           [](const B& b, const Exec& e) { detail::attention_backward_cpu(b, e, true); },
+           "sources pass over A itself (symmetric graphs)"});
+#ifdef TESSERA_WITH_CUDA
+    auto fits = [](const B& b) { return b.fwd.channels <= detail::kCudaAttentionMaxChannels; };
+    r.add({"cuda.fused.transpose", tune::Backend::cuda, fits,
+           [](const B& b, const Exec& e) { detail::attention_backward_cuda(b, e, false); },
+           "targets pass + sources pass over the (cached or built) transpose"});
+    r.add({"cuda.fused.symmetric", tune::Backend::cuda,
+           [=](const B& b) { return fits(b) && symmetric_ok(b); },
+           [](const B& b, const Exec& e) { detail::attention_backward_cuda(b, e, true); },
+           "sources pass over A itself: no transpose, no atomics"});
+#endif
+    return r;
+  }();
+  return reg;
+}
+
+template <class I>
+void attention_forward(const AttentionArgs<I>& a, const Exec& exec, const std::string& variant) {
+  validate_attention(a, "attention");
+  TESSERA_CHECK(exec.device == a.A.device, "attention: exec is on ", exec.device.str(), " but A is on ", a.A.device.str());
+  const auto& v = choose(attention_forward_registry<I>(), a, exec.device, variant,
+                         "TESSERA_VARIANT_ATTENTION", {"cuda.fused", "cpu.fused"});
+  v.run(a, exec);
+}
+
+template <class I>
+void attention_backward(const AttentionBackwardArgs<I>& b, const Exec& exec, const std::string& variant) {
+  validate_attention_backward(b);
+  TESSERA_CHECK(exec.device == b.fwd.A.device, "attention_backward: exec is on ", exec.device.str(),
+                " but A is on ", b.fwd.A.device.str());
+  const auto& v = choose(attention_backward_registry<I>(), b, exec.device, variant,
+                         "TESSERA_VARIANT_ATTENTION_BACKWARD",
+                         {"cuda.fused.symmetric", "cuda.fused.transpose", "cpu.fused.symmetric",
+                          "cpu.fused.transpose"});
+  v.run(b, exec);
+}
+
+template <class I>
+void build_attention_transpose(const CsrView<I>& A, I* colptr, I* row, I* perm, const Exec& exec) {
+  check_graph("build_attention_transpose", A);
+#ifdef TESSERA_WITH_CUDA
+  if (A.device.is_cuda()) return detail::build_attention_transpose_cuda(A, colptr, row, perm, exec);
+#endif
+  TESSERA_CHECK(!A.device.is_cuda(), "build_attention_transpose: built without CUDA");
+  detail::build_attention_transpose_cpu(A, colptr, row, perm);
+}
+
+#define TESSERA_INSTANTIATE(I)                                                                  \
+  template struct AttentionArgs<I>;                                                             \
+  template void validate_attention(const AttentionArgs<I>&, const char*);                      \
+  template void validate_attention_backward(const AttentionBackwardArgs<I>&);                  \
+  template tune::Registry<AttentionArgs<I>>& attention_forward_registry<I>();                  \
+  template tune::Registry<AttentionBackwardArgs<I>>& attention_backward_registry<I>();         \
+  template void attention_forward(const AttentionArgs<I>&, const Exec&, const std::string&);   \
+  template void attention_backward(const AttentionBackwardArgs<I>&, const Exec&, const std::string&); \
+  template void build_attention_transpose(const CsrView<I>&, I*, I*, I*, const Exec&);
+TESSERA_INSTANTIATE(int32_t)
+TESSERA_INSTANTIATE(int64_t)
+#undef TESSERA_INSTANTIATE
+
+}  // namespace tessera::ops

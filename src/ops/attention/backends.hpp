@@ -1,0 +1,31 @@
+#pragma once
+// Entry points of the attention backends (reference, cpu, cuda); the dispatcher in
+// attention.cpp validates once and registers these as variants.
+#include "tessera/ops/attention.hpp"
+
+namespace tessera::ops::detail {
+
+// Accumulation type of a storage type: double for double, float otherwise.
+template <class T> struct acc_of { using type = float; };
+template <> struct acc_of<double> { using type = double; };
+
+template <class I> void attention_forward_reference(const AttentionArgs<I>& a, const Exec& exec);
+template <class I> void attention_backward_reference(const AttentionBackwardArgs<I>& a, const Exec& exec);
+
+template <class I> void attention_forward_cpu(const AttentionArgs<I>& a, const Exec& exec);
+// symmetric_path: walk A itself for source-side gradients (no transpose).
+template <class I> void attention_backward_cpu(const AttentionBackwardArgs<I>& a, const Exec& exec,
+                                               bool symmetric_path);
+template <class I> void build_attention_transpose_cpu(const CsrView<I>& A, I* colptr, I* row, I* perm);
+
+#ifdef TESSERA_WITH_CUDA
+// Largest head width the CUDA kernels hold in registers.
+inline constexpr int64_t kCudaAttentionMaxChannels = 512;
+template <class I> void attention_forward_cuda(const AttentionArgs<I>& a, const Exec& exec);
+template <class I> void attention_backward_cuda(const AttentionBackwardArgs<I>& a, const Exec& exec,
+                                                bool symmetric_path);
+template <class I> void build_attention_transpose_cuda(const CsrView<I>& A, I* colptr, I* row, I* perm,
+                                                       const Exec& exec);
+#endif
+
+}  // namespace tessera::ops::detail

@@ -1,0 +1,182 @@
+// Attention reference backend: the oracle. Obvious per-edge loops in double, edge tensors
+// allowed (logits and alpha per edge are materialized), every dtype.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ops/attention/backends.hpp"
+
+namespace tessera::ops::detail {
+namespace {
+
+struct Mat {  // double-precision copy of a feature matrix
+  int64_t rows = 0, cols = 0;
+  std::vector<double> v;
+  double* row(int64_t i) { return v.data() + i * cols; }
+  const double* row(int64_t i) const { return v.data() + i * cols; }
+};
+
+Mat load(const DenseView& m) {
+  Mat out{m.rows, m.cols, std::vector<double>(size_t(m.rows * m.cols))};
+  if (!m.data) return out;
+  TESSERA_DISPATCH_FLOAT(m.dtype, T, [&] {
+    for (int64_t i = 0; i < m.rows; ++i)
+      for (int64_t c = 0; c < m.cols; ++c) out.v[i * m.cols + c] = double(m.template as<T>()[i * m.ld + c]);
+  });
+  return out;
+}
+void store(const Mat& src, const DenseView& m) {
+  TESSERA_DISPATCH_FLOAT(m.dtype, T, [&] {
+    for (int64_t i = 0; i < m.rows; ++i)
+      for (int64_t c = 0; c < m.cols; ++c) m.template as<T>()[i * m.ld + c] = T(src.v[i * m.cols + c]);
+  });
+}
+bool is_f64(const DenseView& m) { return m.dtype == DType::f64; }
+double read_acc(const void* p, bool f64, int64_t i) {
+  return f64 ? static_cast<const double*>(p)[i] : double(static_cast<const float*>(p)[i]);
+}
+void write_acc(void* p, bool f64, int64_t i, double x) {
+  if (f64) static_cast<double*>(p)[i] = x; else static_cast<float*>(p)[i] = float(x);
+}
+
+// Everything the forward and backward share: inputs in double, per-edge logits and alpha.
+template <class I>
+struct Edges {
+  const AttentionArgs<I>& a;
+  int64_t H, C;
+  Mat q, k, v;                 // v aliases k for GATv2 (copied)
+  std::vector<double> att;
+  std::vector<double> logit, alpha, lse;  // [k*H + h], [i*H + h]
+  uint32_t threshold;
+  double keep_scale;
+
+  explicit Edges(const AttentionArgs<I>& args)
+      : a(args), H(args.heads), C(args.channels), q(load(args.query)), k(load(args.key)),
+        v(args.kind == AttentionKind::gatv2 ? k : load(args.value)),
+        threshold(attention_dropout_threshold(args.dropout)),
+        keep_scale(args.dropout >= 1 ? 0.0 : 1.0 / (1.0 - args.dropout)) {
+    const bool f64 = is_f64(args.query);
+    if (args.kind == AttentionKind::gatv2)
+      for (int64_t c = 0; c < H * C; ++c) att.push_back(read_acc(args.att, f64, c));
+    const auto& A = args.A;
+    logit.assign(size_t(A.nnz * H), 0);
+    alpha.assign(size_t(A.nnz * H), 0);
+    lse.assign(size_t(A.rows * H), -std::numeric_limits<double>::infinity());
+    for (int64_t i = 0; i < A.rows; ++i)
+      for (int64_t e = A.rowptr[i]; e < A.rowptr[i + 1]; ++e)
+        for (int64_t h = 0; h < H; ++h) logit[e * H + h] = score(i, A.col[e], h);
+    for (int64_t i = 0; i < A.rows; ++i)
+      for (int64_t h = 0; h < H; ++h) {
+        const int64_t b = A.rowptr[i], end = A.rowptr[i + 1];
+        if (b == end) continue;
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t e = b; e < end; ++e) m = std::max(m, logit[e * H + h]);
+        double s = 0;
+        for (int64_t e = b; e < end; ++e) s += std::exp(logit[e * H + h] - m);
+        lse[i * H + h] = m + std::log(s);
+        for (int64_t e = b; e < end; ++e) alpha[e * H + h] = std::exp(logit[e * H + h] - m) / s;
+      }
+  }
+  double lrelu(double z) const { return z > 0 ? z : a.negative_slope * z; }
+  double dlrelu(double z) const { return z > 0 ? 1.0 : a.negative_slope; }
+  double score(int64_t i, int64_t j, int64_t h) const {
+    double e = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      const double qi = q.row(i)[h * C + c], kj = k.row(j)[h * C + c];
+      e += a.kind == AttentionKind::gatv2 ? att[h * C + c] * lrelu(qi + kj) : qi * kj;
+    }
+    return a.kind == AttentionKind::gatv2 ? e : e * a.logit_scale();
+  }
+  // Dropout factor of edge position e, head h (1 without dropout).
+  double drop(int64_t e, int64_t h) const {
+    if (threshold == 0) return 1.0;
+    return attention_dropout_keep(a.dropout_seed, uint64_t(e), uint64_t(h), threshold) ? keep_scale : 0.0;
+  }
+};
+
+}  // namespace
+
+template <class I>
+void attention_forward_reference(const AttentionArgs<I>& a, const Exec&) {
+  Edges<I> E(a);
+  const auto& A = a.A;
+  const int64_t H = E.H, C = E.C;
+  const bool f64 = is_f64(a.query);
+  Mat out{A.rows, H * C, std::vector<double>(size_t(A.rows * H * C), 0.0)};
+  for (int64_t i = 0; i < A.rows; ++i)
+    for (int64_t e = A.rowptr[i]; e < A.rowptr[i + 1]; ++e)
+      for (int64_t h = 0; h < H; ++h) {
+        const double w = E.alpha[e * H + h] * E.drop(e, h);
+        for (int64_t c = 0; c < C; ++c) out.row(i)[h * C + c] += w * E.v.row(A.col[e])[h * C + c];
+      }
+  store(out, a.out);
+  if (a.lse)
+    for (int64_t x = 0; x < A.rows * H; ++x) write_acc(a.lse, f64, x, E.lse[x]);
+  if (a.alpha)
+    for (int64_t e = 0; e < A.nnz; ++e)
+      for (int64_t h = 0; h < H; ++h)
+        write_acc(a.alpha, f64, e * H + h,
+                  E.alpha[e * H + h] * (a.alpha_after_dropout ? E.drop(e, h) : 1.0));
+}
+
+// Straight from the chain rule, independent of the fused kernels' shortcuts: the softmax
+// backward uses sum_j alpha_ij dA_ij computed edge by edge, not <O, dO>, and ignores lse.
+template <class I>
+void attention_backward_reference(const AttentionBackwardArgs<I>& b, const Exec&) {
+  const auto& a = b.fwd;
+  Edges<I> E(a);
+  const auto& A = a.A;
+  const int64_t H = E.H, C = E.C;
+  const bool gat = a.kind == AttentionKind::gatv2;
+  const double scale = a.logit_scale();
+  const Mat dO = load(b.dout);
+  Mat dq{A.rows, H * C, std::vector<double>(size_t(A.rows * H * C), 0.0)};
+  Mat dk{A.cols, H * C, std::vector<double>(size_t(A.cols * H * C), 0.0)};
+  Mat dv{A.cols, H * C, std::vector<double>(size_t(A.cols * H * C), 0.0)};
+  std::vector<double> datt(size_t(H * C), 0.0), dA(size_t(A.nnz * H), 0.0);
+  for (int64_t i = 0; i < A.rows; ++i)
+    for (int64_t h = 0; h < H; ++h) {
+      double D = 0;
+      for (int64_t e = A.rowptr[i]; e < A.rowptr[i + 1]; ++e) {
+        const int64_t j = A.col[e];
+        double dot = 0;
+        for (int64_t c = 0; c < C; ++c) dot += dO.row(i)[h * C + c] * E.v.row(j)[h * C + c];
+        dA[e * H + h] = E.drop(e, h) * dot;               // d loss / d alpha (pre-dropout)
+        D += E.alpha[e * H + h] * dA[e * H + h];
+        const double w = E.alpha[e * H + h] * E.drop(e, h);  // d out / d value
+        for (int64_t c = 0; c < C; ++c) dv.row(j)[h * C + c] += w * dO.row(i)[h * C + c];
+      }
+      for (int64_t e = A.rowptr[i]; e < A.rowptr[i + 1]; ++e) {
+        const int64_t j = A.col[e];
+        const double dS = E.alpha[e * H + h] * (dA[e * H + h] - D);  // d loss / d logit
+        for (int64_t c = 0; c < C; ++c) {
+          const int64_t x = h * C + c;
+          if (gat) {
+            const double z = E.q.row(i)[x] + E.k.row(j)[x];
+            const double g = dS * E.att[x] * E.dlrelu(z);
+            dq.row(i)[x] += g;
+            dk.row(j)[x] += g;
+            datt[x] += dS * E.lrelu(z);
+          } else {
+            dq.row(i)[x] += dS * scale * E.k.row(j)[x];
+            dk.row(j)[x] += dS * scale * E.q.row(i)[x];
+          }
+        }
+      }
+    }
+  if (gat) {  // x_l is both key and value
+    for (size_t x = 0; x < dk.v.size(); ++x) dk.v[x] += dv.v[x];
+    for (int64_t x = 0; x < H * C; ++x) write_acc(b.datt, is_f64(a.query), x, datt[x]);
+  } else {
+    store(dv, b.dvalue);
+  }
+  store(dq, b.dquery);
+  store(dk, b.dkey);
+}
+
+template void attention_forward_reference(const AttentionArgs<int32_t>&, const Exec&);
+template void attention_forward_reference(const AttentionArgs<int64_t>&, const Exec&);
+template void attention_backward_reference(const AttentionBackwardArgs<int32_t>&, const Exec&);
+template void attention_backward_reference(const AttentionBackwardArgs<int64_t>&, const Exec&);
+
+}  // namespace tessera::ops::detail

@@ -1,0 +1,622 @@
+// Attention family conformance: every backend and registered variant against the reference
+// (per-edge loops in double), the reference backward against finite differences, on graphs with
+// isolated nodes, self-loops, duplicate and unsorted edges, a huge row, odd head widths.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/testing.hpp"
+#include "tessera/core/dense.hpp"
+#include "tessera/ops/attention.hpp"
+
+#ifdef TESSERA_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+using namespace tessera;
+using namespace tessera::ops;
+
+namespace {
+
+// In-neighbour CSR that keeps every edge (duplicates, self-loops) in the given (shuffled) order.
+template <class I>
+Csr<I> csr_keep_all(const Coo<I>& coo) {
+  Csr<I> g;
+  g.rows = coo.rows;
+  g.cols = coo.cols;
+  g.rowptr.assign(size_t(coo.rows + 1), I(0));
+  for (auto d : coo.dst) ++g.rowptr[size_t(d) + 1];
+  for (int64_t i = 0; i < coo.rows; ++i) g.rowptr[size_t(i + 1)] += g.rowptr[size_t(i)];
+  g.col.resize(coo.src.size());
+  std::vector<I> next(g.rowptr.begin(), g.rowptr.end() - 1);
+  for (size_t e = 0; e < coo.src.size(); ++e) g.col[size_t(next[size_t(coo.dst[e])]++)] = coo.src[e];
+  return g;
+}
+
+// A nasty graph: isolated nodes (no in- and no out-edges), self-loops, duplicates, shuffled.
+template <class I>
+Csr<I> nasty_graph(int64_t rows, int64_t cols, double avg_degree, int64_t huge, uint64_t seed,
+                   bool symmetric = false) {
+  testing::NastyOptions o;
+  o.rows = rows;
+  o.cols = cols;
+  o.avg_degree = avg_degree;
+  o.weighted = false;
+  auto coo = testing::nasty_coo<I>(o, seed);
+  std::mt19937_64 rng(seed + 1);
+  std::uniform_int_distribution<int64_t> any_src(0, cols - 2);
+  for (int64_t e = 0; e < huge; ++e) {  // node 1 gets `huge` in-edges (duplicates likely)
+    coo.src.push_back(I(any_src(rng)));
+    coo.dst.push_back(I(1));
+  }
+  const int64_t isolated = std::min(rows, cols) - 1;  // the last node: never source nor target
+  Coo<I> keep;
+  keep.rows = rows;
+  keep.cols = cols;
+  for (size_t e = 0; e < coo.src.size(); ++e)
+    if (coo.src[e] != isolated && coo.dst[e] != isolated) {
+      keep.src.push_back(coo.src[e]);
+      keep.dst.push_back(coo.dst[e]);
+    }
+  for (int64_t i = 0; i < std::min(rows, cols) - 1; i += 3) {  // self-loops on every third node
+    keep.src.push_back(I(i));
+    keep.dst.push_back(I(i));
+  }
+  if (symmetric) {
+    const size_t n = keep.src.size();
+    for (size_t e = 0; e < n; ++e)
+      if (keep.src[e] != keep.dst[e]) {
+        keep.src.push_back(keep.dst[e]);
+        keep.dst.push_back(keep.src[e]);
+      }
+  }
+  std::vector<size_t> perm(keep.src.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+  std::shuffle(perm.begin(), perm.end(), rng);
+  Coo<I> out = keep;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    out.src[i] = keep.src[perm[i]];
+    out.dst[i] = keep.dst[perm[i]];
+  }
+  return csr_keep_all(out);
+}
+
+// A strided matrix of dtype t with random entries in [-1, 1] (pad extra columns per row).
+struct Mat {
+  DType t;
+  int64_t rows, cols, ld;
+  std::vector<char> bytes;
+  Mat(DType t_, int64_t r, int64_t c, int64_t pad = 0) : t(t_), rows(r), cols(c), ld(c + pad),
+      bytes(size_t(r * (c + pad)) * dtype_size(t_) + 16) {}
+  void* data() { return bytes.data(); }
+  void fill(std::mt19937_64& rng) {
+    std::uniform_real_distribution<double> u(-1, 1);
+    TESSERA_DISPATCH_FLOAT(t, T, [&] {
+      for (int64_t x = 0; x < rows * ld; ++x) reinterpret_cast<T*>(bytes.data())[x] = T(u(rng));
+    });
+  }
+  double get(int64_t i, int64_t c) const {
+    return TESSERA_DISPATCH_FLOAT(t, T, [&] { return double(reinterpret_cast<const T*>(bytes.data())[i * ld + c]); });
+  }
+  DenseView view(Device d = {}, void* p = nullptr) {
+    return DenseView{p ? p : data(), t, rows, cols, ld, d};
+  }
+};
+
+struct Buf {  // memory on the device under test (host or CUDA)
+  Device dev;
+  size_t n = 0;
+  void* p = nullptr;
+  std::vector<char> host;
+  Buf(Device d, size_t bytes, const void* init = nullptr) : dev(d), n(bytes) {
+    if (!dev.is_cuda()) {
+      host.assign(bytes + 16, 0);
+      p = host.data();
+      if (init) std::memcpy(p, init, bytes);
+      return;
+    }
+#ifdef TESSERA_WITH_CUDA
+    EXPECT_EQ(cudaMalloc(&p, bytes + 16), cudaSuccess);
+    if (init) EXPECT_EQ(cudaMemcpy(p, init, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    else EXPECT_EQ(cudaMemset(p, 0xff, bytes), cudaSuccess);  // garbage: outputs must be written
+#endif
+  }
+  ~Buf() {
+#ifdef TESSERA_WITH_CUDA
+    if (dev.is_cuda()) cudaFree(p);
+#endif
+  }
+  std::vector<char> read() const {
+    if (!dev.is_cuda()) return host;
+    std::vector<char> out(n);
+#ifdef TESSERA_WITH_CUDA
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(out.data(), p, n, cudaMemcpyDeviceToHost), cudaSuccess);
+#endif
+    return out;
+  }
+};
+
+struct Case {
+  AttentionKind kind = AttentionKind::transformer;
+  DType dtype = DType::f32;
+  int64_t H = 2, C = 16, pad = 0;
+  double dropout = 0;
+  uint64_t dropout_seed = 7;
+  double slope = 0.2;
+  bool want_alpha = true;
+  bool symmetric = false;
+};
+
+struct Result {
+  std::vector<double> out, lse, alpha, dq, dk, dv, datt;
+};
+
+std::vector<double> to_doubles(const std::vector<char>& b, DType t, int64_t rows, int64_t cols, int64_t ld) {
+  std::vector<double> out(size_t(rows * cols));
+  TESSERA_DISPATCH_FLOAT(t, T, [&] {
+    const T* p = reinterpret_cast<const T*>(b.data());
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t c = 0; c < cols; ++c) out[size_t(i * cols + c)] = double(p[i * ld + c]);
+  });
+  return out;
+}
+std::vector<double> acc_doubles(const std::vector<char>& b, DType t, int64_t n) {
+  std::vector<double> out(size_t(n));
+  for (int64_t x = 0; x < n; ++x) {
+    if (t == DType::f64) {
+      double v;
+      std::memcpy(&v, b.data() + x * 8, 8);
+      out[size_t(x)] = v;
+    } else {
+      float v;
+      std::memcpy(&v, b.data() + x * 4, 4);
+      out[size_t(x)] = v;
+    }
+  }
+  return out;
+}
+
+// Inputs of one test: drawn once, run on any backend.
+template <class I>
+struct Problem {
+  Case c;
+  Csr<I> g;
+  Mat q, k, v, dout;
+  std::vector<char> att;  // accumulation type
+  Problem(const Case& cs, Csr<I> graph, uint64_t seed)
+      : c(cs), g(std::move(graph)), q(cs.dtype, g.rows, cs.H * cs.C, cs.pad),
+        k(cs.dtype, g.cols, cs.H * cs.C, cs.pad), v(cs.dtype, g.cols, cs.H * cs.C, cs.pad),
+        dout(cs.dtype, g.rows, cs.H * cs.C, cs.pad) {
+    std::mt19937_64 rng(seed);
+    q.fill(rng);
+    k.fill(rng);
+    v.fill(rng);
+    dout.fill(rng);
+    std::uniform_real_distribution<double> u(-1, 1);
+    const size_t asz = cs.dtype == DType::f64 ? 8 : 4;
+    att.resize(size_t(cs.H * cs.C) * asz);
+    for (int64_t x = 0; x < cs.H * cs.C; ++x) {
+      if (asz == 8) { double a = u(rng); std::memcpy(att.data() + x * 8, &a, 8); }
+      else { float a = float(u(rng)); std::memcpy(att.data() + x * 4, &a, 4); }
+    }
+  }
+
+  // Runs forward (+ backward) with the given variants on device dev.
+  Result run(const Device& dev, const std::string& fwd_variant, const std::string& bwd_variant,
+             bool use_cached_transpose = false) {
+    const int64_t W = c.H * c.C;
+    const size_t asz = c.dtype == DType::f64 ? 8 : 4;
+    Buf rowptr(dev, g.rowptr.size() * sizeof(I), g.rowptr.data());
+    Buf col(dev, std::max<size_t>(g.col.size(), 1) * sizeof(I), g.col.data());
+    Buf bq(dev, q.bytes.size(), q.data()), bk(dev, k.bytes.size(), k.data()),
+        bv(dev, v.bytes.size(), v.data()), bdo(dev, dout.bytes.size(), dout.data());
+    Buf batt(dev, att.size(), att.data());
+    Buf bout(dev, dout.bytes.size()), blse(dev, size_t(g.rows * c.H) * asz + 8),
+        balpha(dev, size_t(std::max<int64_t>(g.nnz(), 1) * c.H) * asz);
+    Buf bdq(dev, q.bytes.size()), bdk(dev, k.bytes.size()), bdv(dev, v.bytes.size()),
+        bdatt(dev, att.size());
+    AttentionArgs<I> a;
+    a.kind = c.kind;
+    a.A = CsrView<I>{g.rows, g.cols, g.nnz(), static_cast<const I*>(rowptr.p), static_cast<const I*>(col.p),
+                     nullptr, dev, g.id};
+    a.heads = c.H;
+    a.channels = c.C;
+    a.query = q.view(dev, bq.p);
+    a.key = k.view(dev, bk.p);
+    if (c.kind == AttentionKind::transformer) a.value = v.view(dev, bv.p);
+    if (c.kind == AttentionKind::gatv2) a.att = batt.p;
+    a.negative_slope = c.slope;
+    a.dropout = c.dropout;
+    a.dropout_seed = c.dropout_seed;
+    Mat out_m(c.dtype, g.rows, W, c.pad);
+    a.out = out_m.view(dev, bout.p);
+    a.lse = blse.p;
+    a.alpha = c.want_alpha ? balpha.p : nullptr;
+    a.alpha_after_dropout = c.kind == AttentionKind::gatv2;
+    Exec exec;
+    exec.device = dev;
+    attention_forward(a, exec, fwd_variant);
+    Result r;
+    r.out = to_doubles(bout.read(), c.dtype, g.rows, W, c.pad + W);
+    r.lse = acc_doubles(blse.read(), c.dtype, g.rows * c.H);
+    if (c.want_alpha) r.alpha = acc_doubles(balpha.read(), c.dtype, g.nnz() * c.H);
+    if (bwd_variant.empty()) return r;
+    AttentionBackwardArgs<I> b;
+    b.fwd = a;
+    b.fwd.alpha = nullptr;
+    b.dout = dout.view(dev, bdo.p);
+    Mat dq_m(c.dtype, g.rows, W, c.pad), dk_m(c.dtype, g.cols, W, c.pad), dv_m(c.dtype, g.cols, W, c.pad);
+    b.dquery = dq_m.view(dev, bdq.p);
+    b.dkey = dk_m.view(dev, bdk.p);
+    if (c.kind == AttentionKind::transformer) b.dvalue = dv_m.view(dev, bdv.p);
+    else b.datt = bdatt.p;
+    b.symmetric = c.symmetric;
+    Buf tptr(dev, size_t(g.cols + 1) * sizeof(I)), trow(dev, std::max<size_t>(g.col.size(), 1) * sizeof(I)),
+        tperm(dev, std::max<size_t>(g.col.size(), 1) * sizeof(I));
+    AttentionTransposeView<I> tv{g.cols, g.nnz(), static_cast<const I*>(tptr.p), static_cast<const I*>(trow.p),
+                                 static_cast<const I*>(tperm.p), dev};
+    if (use_cached_transpose) {
+      build_attention_transpose(a.A, static_cast<I*>(tptr.p), static_cast<I*>(trow.p), static_cast<I*>(tperm.p), exec);
+      b.transpose = &tv;
+    }
+    attention_backward(b, exec, bwd_variant);
+    r.dq = to_doubles(bdq.read(), c.dtype, g.rows, W, c.pad + W);
+    r.dk = to_doubles(bdk.read(), c.dtype, g.cols, W, c.pad + W);
+    if (c.kind == AttentionKind::transformer) r.dv = to_doubles(bdv.read(), c.dtype, g.cols, W, c.pad + W);
+    else r.datt = acc_doubles(bdatt.read(), c.dtype, W);
+    return r;
+  }
+};
+
+double tolerance(DType t) {
+  switch (t) {
+    case DType::f64: return 1e-9;
+    case DType::f32: return 2e-4;
+    case DType::f16: return 1e-2;
+    case DType::bf16: return 5e-2;
+  }
+  return 0;
+}
+
+// |x - r| <= tol * (|r| + rms(ref)); -inf must match -inf; NaN never passes.
+void expect_close(const std::vector<double>& x, const std::vector<double>& r, double tol, const std::string& what) {
+  ASSERT_EQ(x.size(), r.size()) << what;
+  double rms = 0;
+  size_t finite = 0;
+  for (double v : r)
+    if (std::isfinite(v)) { rms += v * v; ++finite; }
+  rms = finite ? std::sqrt(rms / double(finite)) : 0;
+  size_t bad = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    bool ok;
+    if (std::isinf(r[i])) ok = x[i] == r[i];
+    else ok = std::isfinite(x[i]) && std::abs(x[i] - r[i]) <= tol * (std::abs(r[i]) + rms + 1e-30);
+    if (!ok && bad++ < 5)
+      ADD_FAILURE() << what << "[" << i << "] = " << x[i] << ", reference " << r[i] << " (rms " << rms << ")";
+  }
+  EXPECT_EQ(bad, 0u) << what << ": " << bad << " of " << x.size() << " entries off";
+}
+
+void expect_result_close(const Result& x, const Result& r, DType t, const std::string& what) {
+  const double tol = tolerance(t);
+  expect_close(x.out, r.out, tol, what + " out");
+  expect_close(x.lse, r.lse, std::max(tol, 1e-6), what + " lse");
+  expect_close(x.alpha, r.alpha, std::max(tol, 1e-6), what + " alpha");
+  expect_close(x.dq, r.dq, tol, what + " dquery");
+  expect_close(x.dk, r.dk, tol, what + " dkey");
+  expect_close(x.dv, r.dv, tol, what + " dvalue");
+  expect_close(x.datt, r.datt, tol, what + " datt");
+}
+
+std::string describe(const Case& c) {
+  return std::string(attention_kind_name(c.kind)) + " " + dtype_name(c.dtype) + " H=" + std::to_string(c.H) +
+         " C=" + std::to_string(c.C) + " pad=" + std::to_string(c.pad) + " p=" + std::to_string(c.dropout);
+}
+
+// Every CPU variant (forward x backward) against the reference.
+template <class I>
+void check_cpu_variants(Problem<I>& P, const std::string& what) {
+  const Result ref = P.run(Device{}, "reference", "reference");
+  for (const char* bwd : {"cpu.fused.transpose", "cpu.fused.symmetric"}) {
+    if (std::string(bwd) == "cpu.fused.symmetric" && !(P.c.symmetric && P.c.dropout == 0)) continue;
+    const Result got = P.run(Device{}, "cpu.fused", bwd);
+    expect_result_close(got, ref, P.c.dtype, what + " [" + bwd + "]");
+  }
+}
+
+}  // namespace
+
+TEST(Attention, ReferenceBackwardMatchesFiniteDifferences) {
+  const uint64_t seed = testing::seed();
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
+    for (double p : {0.0, 0.3}) {
+      Case c;
+      c.kind = kind;
+      c.dtype = DType::f64;
+      c.H = 2;
+      c.C = 3;
+      c.dropout = p;
+      c.want_alpha = false;
+      Problem<int32_t> P(c, nasty_graph<int32_t>(9, 11, 3, 0, seed), seed + 3);
+      const Result g = P.run(Device{}, "reference", "reference");
+      // loss = <out, dout>; perturb each input entry and difference the loss.
+      auto loss = [&] {
+        const Result r = P.run(Device{}, "reference", "");
+        double L = 0;
+        for (int64_t i = 0; i < P.g.rows; ++i)
+          for (int64_t x = 0; x < c.H * c.C; ++x) L += r.out[size_t(i * c.H * c.C + x)] * P.dout.get(i, x);
+        return L;
+      };
+      const double eps = 1e-6;
+      auto check = [&](Mat& m, const std::vector<double>& grad, const char* name) {
+        for (int64_t i = 0; i < m.rows; ++i)
+          for (int64_t x = 0; x < m.cols; ++x) {
+            double* e = reinterpret_cast<double*>(m.data()) + i * m.ld + x;
+            const double keep = *e;
+            *e = keep + eps;
+            const double lp = loss();
+            *e = keep - eps;
+            const double lm = loss();
+            *e = keep;
+            EXPECT_NEAR(grad[size_t(i * m.cols + x)], (lp - lm) / (2 * eps), 1e-6)
+                << describe(c) << " d" << name << "[" << i << "," << x << "] seed " << seed;
+          }
+      };
+      check(P.q, g.dq, "query");
+      check(P.k, g.dk, "key");
+      if (kind == AttentionKind::transformer) check(P.v, g.dv, "value");
+      if (kind == AttentionKind::gatv2)
+        for (int64_t x = 0; x < c.H * c.C; ++x) {
+          double* e = reinterpret_cast<double*>(P.att.data()) + x;
+          const double keep = *e;
+          *e = keep + eps;
+          const double lp = loss();
+          *e = keep - eps;
+          const double lm = loss();
+          *e = keep;
+          EXPECT_NEAR(g.datt[size_t(x)], (lp - lm) / (2 * eps), 1e-6) << describe(c) << " datt[" << x << "]";
+        }
+    }
+}
+
+TEST(Attention, ReferenceSoftmaxIsNormalizedAndEmptyRowsAreZero) {
+  const uint64_t seed = testing::seed();
+  Case c;
+  c.kind = AttentionKind::gatv2;
+  c.H = 3;
+  c.C = 5;
+  Problem<int64_t> P(c, nasty_graph<int64_t>(50, 40, 4, 0, seed), seed);
+  const Result r = P.run(Device{}, "reference", "");
+  for (int64_t i = 0; i < P.g.rows; ++i)
+    for (int64_t h = 0; h < c.H; ++h) {
+      double s = 0;
+      for (int64_t e = P.g.rowptr[size_t(i)]; e < P.g.rowptr[size_t(i + 1)]; ++e) s += r.alpha[size_t(e * c.H + h)];
+      if (P.g.rowptr[size_t(i)] == P.g.rowptr[size_t(i + 1)]) {
+        EXPECT_TRUE(std::isinf(r.lse[size_t(i * c.H + h)]));
+        for (int64_t x = 0; x < c.C; ++x) EXPECT_EQ(r.out[size_t(i * c.H * c.C + h * c.C + x)], 0.0);
+      } else {
+        EXPECT_NEAR(s, 1.0, 1e-5) << "row " << i << " head " << h;
+      }
+    }
+}
+
+TEST(Attention, CpuFusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
+  const uint64_t seed = testing::seed();
+  int n = 0;
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
+    for (DType t : {DType::f32, DType::f64, DType::f16, DType::bf16})
+      for (int64_t C : {7, 32, 20}) {
+        Case c;
+        c.kind = kind;
+        c.dtype = t;
+        c.H = (C == 32) ? 1 : 3;
+        c.C = C;
+        c.pad = (C == 20) ? 3 : 0;
+        const uint64_t s = seed + uint64_t(++n);
+        if (n % 2) {
+          Problem<int32_t> P(c, nasty_graph<int32_t>(300, 257, 6, 0, s), s);
+          check_cpu_variants(P, describe(c) + " i32 seed " + std::to_string(s));
+        } else {
+          Problem<int64_t> P(c, nasty_graph<int64_t>(257, 300, 6, 0, s), s);
+          check_cpu_variants(P, describe(c) + " i64 seed " + std::to_string(s));
+        }
+      }
+}
+
+TEST(Attention, CpuFusedDropoutMatchesReferenceAndIsDeterministic) {
+  const uint64_t seed = testing::seed();
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
+    Case c;
+    c.kind = kind;
+    c.H = 2;
+    c.C = 12;
+    c.dropout = 0.4;
+    c.dropout_seed = seed;
+    Problem<int32_t> P(c, nasty_graph<int32_t>(200, 200, 8, 0, seed), seed);
+    check_cpu_variants(P, describe(c) + " seed " + std::to_string(seed));
+    const Result a = P.run(Device{}, "cpu.fused", "");
+    const Result b = P.run(Device{}, "cpu.fused", "");
+    EXPECT_EQ(a.out, b.out);
+    P.c.dropout_seed = seed + 1;
+    const Result d = P.run(Device{}, "cpu.fused", "");
+    EXPECT_NE(a.out, d.out) << "a new dropout seed must draw a new mask";
+  }
+  // The mask keeps close to 1 - p of the entries.
+  const uint32_t th = attention_dropout_threshold(0.3);
+  int64_t kept = 0;
+  const int64_t n = 200000;
+  for (int64_t e = 0; e < n; ++e) kept += attention_dropout_keep(seed, uint64_t(e), uint64_t(e % 3), th);
+  EXPECT_NEAR(double(kept) / double(n), 0.7, 0.01);
+  EXPECT_FALSE(attention_dropout_keep(seed, 5, 0, attention_dropout_threshold(1.0)));
+  EXPECT_TRUE(attention_dropout_keep(seed, 5, 0, attention_dropout_threshold(0.0)));
+}
+
+TEST(Attention, CpuSymmetricPathAndCachedTransposeMatchReference) {
+  const uint64_t seed = testing::seed();
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
+    Case c;
+    c.kind = kind;
+    c.H = 2;
+    c.C = 9;
+    c.symmetric = true;
+    Problem<int64_t> P(c, nasty_graph<int64_t>(150, 150, 5, 0, seed, true), seed);
+    check_cpu_variants(P, describe(c) + " symmetric seed " + std::to_string(seed));
+    const Result ref = P.run(Device{}, "reference", "reference");
+    const Result cached = P.run(Device{}, "cpu.fused", "cpu.fused.transpose", true);
+    expect_result_close(cached, ref, c.dtype, "cached transpose");
+  }
+}
+
+TEST(Attention, CpuHugeRowMatchesReference) {
+  const uint64_t seed = testing::seed();
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
+    Case c;
+    c.kind = kind;
+    c.H = 2;
+    c.C = 6;
+    c.want_alpha = false;
+    Problem<int32_t> P(c, nasty_graph<int32_t>(400, 2000, 3, 100000, seed), seed);
+    check_cpu_variants(P, describe(c) + " huge row seed " + std::to_string(seed));
+  }
+}
+
+TEST(Attention, BadInputRaisesErrorsNamingTheProblem) {
+  const uint64_t seed = testing::seed();
+  Case c;
+  c.kind = AttentionKind::gatv2;
+  Problem<int32_t> P(c, nasty_graph<int32_t>(20, 20, 3, 0, seed), seed);
+  AttentionArgs<int32_t> a;
+  a.kind = AttentionKind::gatv2;
+  a.A = P.g.view();
+  a.heads = c.H;
+  a.channels = c.C;
+  a.query = P.q.view();
+  a.key = P.k.view();
+  a.att = P.att.data();
+  Mat out(c.dtype, P.g.rows, c.H * c.C);
+  a.out = out.view();
+  auto expect_error = [&](AttentionArgs<int32_t> bad, const std::string& needle) {
+    try {
+      attention_forward(bad, Exec::cpu());
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  attention_forward(a, Exec::cpu());  // the good arguments run
+  auto bad = a;
+  bad.att = nullptr;
+  expect_error(bad, "att");
+  bad = a;
+  bad.dropout = 1.5;
+  expect_error(bad, "dropout");
+  bad = a;
+  bad.key.rows -= 1;
+  expect_error(bad, "key has");
+  bad = a;
+  bad.channels = 7;
+  expect_error(bad, "columns");
+  bad = a;
+  bad.value = P.v.view();
+  expect_error(bad, "value");
+  auto broken = P.g;
+  broken.col[0] = 99;
+  bad = a;
+  bad.A = broken.view();
+  expect_error(bad, "out of range");
+  EXPECT_THROW(attention_forward(a, Exec::cpu(), "no.such.variant"), Error);
+  AttentionBackwardArgs<int32_t> b;
+  b.fwd = a;
+  b.symmetric = true;
+  EXPECT_THROW(attention_backward(b, Exec::cpu()), Error);  // no lse, no gradients
+  EXPECT_THROW(parse_attention_kind("gat"), Error);
+}
+
+#ifdef TESSERA_WITH_CUDA
+namespace {
+template <class I>
+void check_cuda(Problem<I>& P, const std::string& what) {
+  const Result ref = P.run(Device{}, "reference", "reference");
+  const Device gpu{DeviceKind::cuda, 0};
+  std::vector<std::string> bwds = {"cuda.fused.transpose"};
+  if (P.c.symmetric && P.c.dropout == 0) bwds.push_back("cuda.fused.symmetric");
+  for (const auto& bwd : bwds) {
+    expect_result_close(P.run(gpu, "cuda.fused", bwd), ref, P.c.dtype, what + " [" + bwd + "]");
+  }
+  expect_result_close(P.run(gpu, "cuda.fused", "cuda.fused.transpose", true), ref, P.c.dtype,
+                      what + " [cached transpose]");
+}
+}  // namespace
+
+TEST(AttentionCuda, FusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
+  TESSERA_REQUIRE_CUDA();
+  const uint64_t seed = testing::seed();
+  int n = 0;
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
+    for (DType t : {DType::f32, DType::f64, DType::f16, DType::bf16})
+      for (int64_t C : {32, 64, 128, 256, 7, 20, 300}) {
+        Case c;
+        c.kind = kind;
+        c.dtype = t;
+        c.C = C;
+        c.H = C >= 128 ? 2 : 3;
+        const uint64_t s = seed + uint64_t(++n);
+        if (n % 2) {
+          Problem<int32_t> P(c, nasty_graph<int32_t>(500, 333, 7, 0, s), s);
+          check_cuda(P, describe(c) + " i32 seed " + std::to_string(s));
+        } else {
+          Problem<int64_t> P(c, nasty_graph<int64_t>(333, 500, 7, 0, s), s);
+          check_cuda(P, describe(c) + " i64 seed " + std::to_string(s));
+        }
+      }
+}
+
+TEST(AttentionCuda, UnalignedRowsTakeTheGenericPath) {
+  TESSERA_REQUIRE_CUDA();
+  const uint64_t seed = testing::seed();
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
+    Case c;
+    c.kind = kind;
+    c.H = 2;
+    c.C = 64;
+    c.pad = 1;  // rows no longer 16-byte aligned
+    Problem<int32_t> P(c, nasty_graph<int32_t>(300, 300, 6, 0, seed), seed);
+    check_cuda(P, describe(c) + " seed " + std::to_string(seed));
+  }
+}
+
+TEST(AttentionCuda, DropoutSymmetricAndHeavyRowsMatchReference) {
+  TESSERA_REQUIRE_CUDA();
+  const uint64_t seed = testing::seed();
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
+    Case c;
+    c.kind = kind;
+    c.H = 2;
+    c.C = 32;
+    c.dropout = 0.25;
+    c.dropout_seed = seed;
+    Problem<int64_t> P(c, nasty_graph<int64_t>(400, 400, 6, 0, seed), seed);
+    check_cuda(P, describe(c) + " dropout seed " + std::to_string(seed));
+
+    Case s = c;
+    s.dropout = 0;
+    s.symmetric = true;
+    Problem<int32_t> S(s, nasty_graph<int32_t>(300, 300, 6, 3000, seed, true), seed);
+    check_cuda(S, describe(s) + " symmetric + heavy seed " + std::to_string(seed));
+
+    Case h = c;
+    h.want_alpha = false;
+    h.C = 64;
+    h.dtype = DType::bf16;
+    Problem<int32_t> Hv(h, nasty_graph<int32_t>(600, 3000, 2500, 100000, seed), seed);  // many heavy rows
+    check_cuda(Hv, describe(h) + " heavy rows seed " + std::to_string(seed));
+  }
+}
+#endif
