@@ -1,0 +1,86 @@
+"""Shared helpers of the Python benchmarks: timing, provenance, JSON output."""
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def commit() -> str:
+    try:
+        return subprocess.check_output(["git", "-C", ROOT, "rev-parse", "HEAD"], stderr=subprocess.DEVNULL,
+                                       text=True).strip()
+    except Exception:
+        return os.environ.get("TESSERA_COMMIT", "unknown")
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def provenance(device: str) -> dict:
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit(),
+        "device": device,
+        "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def median_ms_cpu(fn, warmup: int = 1, reps: int = 5) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def median_ms_cuda(fn, warmup: int = 3, reps: int = 10) -> float:
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def write_json(path: str, record: dict) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(record, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)  # never a half-written result
+    print(f"wrote {path}")
+
+
+def import_tessera():
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    sys.path.insert(0, os.path.join(ROOT, "tests", "python"))  # pyg_reference (the CPU peer)
+    import tessera  # noqa: F401
+    return tessera

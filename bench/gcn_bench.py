@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""GCN layer on the GPU: tessera.nn.GCNConv vs torch_geometric.nn.GCNConv (cached=True both),
+fp32, same graph (tessera's seeded generators / Planetoid loader), same weights, same run.
+
+Per graph and width: forward and forward+backward of the whole layer (CUDA events, median),
+peak memory above the inputs (torch.cuda.max_memory_allocated delta), ratios, and the SpMM alone
+against its IO floor (rowptr + col + values + X read once + Y written once).
+
+    python3 bench/gcn_bench.py OUT.json [--widths 64,256,512] [--graphs rmat,grid,clustered,cora,pubmed]
+                               [--data-dir ../shared/data] [--reps 10]
+Without torch_geometric the PyG columns are null (tessera alone is still timed).
+"""
+import argparse
+import os
+import statistics
+
+import torch
+
+import bench_common as bc
+
+GRAPHS = {
+    "rmat": ("rmat:scale=20,degree=16,seed=1", False),
+    "grid": ("grid:rows=1024,cols=1024", False),
+    "clustered": ("clustered:nodes=65536,clusters=256,degree=200,seed=1", False),
+}
+H200_COPY_BANDWIDTH = 4.2e12  # bytes/s, measured device copy (read + write), DESIGN.md
+
+
+def load_graph(name, data_dir):
+    tessera = bc.import_tessera()
+    if name in GRAPHS:
+        spec, sym = GRAPHS[name]
+        rowptr, col = tessera.ops.generate_graph(spec, sym)
+        return spec, rowptr, col
+    path = os.path.join(data_dir, name)
+    if not os.path.isdir(path):
+        return None
+    _, _, rowptr, col, _, _, _ = tessera.ops.load_node_dataset(path)
+    return path, rowptr, col
+
+
+def measure(conv, x, edge_index, gy, reps):
+    """(forward ms, forward+backward ms, peak bytes above the inputs for forward+backward)."""
+    with torch.no_grad():
+        conv(x, edge_index)  # builds the cached normalization (excluded)
+    with torch.no_grad():
+        fwd = bc.median_ms_cuda(lambda: conv(x, edge_index), reps=reps)
+    xg = x.detach().clone().requires_grad_()
+
+    def fwd_bwd():
+        conv.zero_grad(set_to_none=True)
+        xg.grad = None
+        conv(xg, edge_index).backward(gy)
+
+    fb = bc.median_ms_cuda(fwd_bwd, reps=reps)
+    conv.zero_grad(set_to_none=True)
+    xg.grad = None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    fwd_bwd()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - base
+    return fwd, fb, peak
+
+
+def spmm_floor(tessera, conv, x, edge_index, reps):
+    """SpMM alone on the cached normalized graph: ms, achieved GB/s and share of the IO floor."""
+    g = conv._cached_graph
+    with torch.no_grad():
+        ms = bc.median_ms_cuda(lambda: g.spmm(x), reps=reps)
+    n, f = x.shape
+    idx = g.col.element_size()
+    bytes_moved = (g.rows + 1) * idx + g.nnz * idx + g.nnz * 4 + n * f * 4 + g.rows * f * 4
+    floor_ms = bytes_moved / H200_COPY_BANDWIDTH * 1e3
+    return {"ms": ms, "bytes": bytes_moved, "achieved_GBps": bytes_moved / ms / 1e6, "floor_ms": floor_ms,
+            "share_of_floor": floor_ms / ms}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("out")
+    p.add_argument("--widths", default="64,256,512")
+    p.add_argument("--graphs", default="rmat,grid,clustered,cora,pubmed")
+    p.add_argument("--data-dir", default=os.environ.get("TESSERA_SHARED_DATA",
+                                                        os.path.join(bc.ROOT, "..", "shared", "data")))
+    p.add_argument("--reps", type=int, default=10)
+    a = p.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("gcn_bench: no CUDA device (use bench/gcn_cpu_bench.py on CPU machines)")
+    tessera = bc.import_tessera()
+    from tessera.nn import GCNConv
+    try:
+        from torch_geometric.nn import GCNConv as PygGCNConv
+        import torch_geometric
+        pyg_version = torch_geometric.__version__
+    except Exception as e:  # still time tessera
+        PygGCNConv, pyg_version = None, f"unavailable ({e})"
+    dev = torch.device("cuda")
+    widths = [int(w) for w in a.widths.split(",")]
+    rows = []
+    for name in a.graphs.split(","):
+        loaded = load_graph(name, a.data_dir)
+        if loaded is None:
+            print(f"{name}: not found under {a.data_dir}, skipped")
+            continue
+        source, rowptr, col = loaded
+        n = rowptr.numel() - 1
+        dst = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
+        edge_index = torch.stack([col, dst]).to(dev)
+        print(f"{name}: {source}: {n} nodes, {edge_index.size(1)} edges", flush=True)
+        for w in widths:
+            torch.manual_seed(0)
+            x = torch.randn(n, w, device=dev)
+            gy = torch.randn(n, w, device=dev)
+            ours = GCNConv(w, w, cached=True).to(dev)
+            row = {"graph": name, "source": source, "nodes": n, "edges": int(edge_index.size(1)), "width": w}
+            t = measure(ours, x, edge_index, gy, a.reps)
+            row["tessera"] = {"forward_ms": t[0], "forward_backward_ms": t[1], "peak_bytes": t[2]}
+            row["spmm"] = spmm_floor(tessera, ours, x, edge_index, a.reps)
+            if PygGCNConv is not None:
+                peer = PygGCNConv(w, w, cached=True).to(dev)
+                ours.load_state_dict(peer.state_dict())
+                ours._cached_graph = None
+                with torch.no_grad():
+                    diff = (ours(x, edge_index) - peer(x, edge_index)).abs().max().item()
+                q = measure(peer, x, edge_index, gy, a.reps)
+                row["pyg"] = {"forward_ms": q[0], "forward_backward_ms": q[1], "peak_bytes": q[2]}
+                row["ratio"] = {"forward": q[0] / t[0], "forward_backward": q[1] / t[1],
+                                "memory": t[2] / max(q[2], 1)}
+                row["max_abs_difference"] = diff
+                del peer
+            rows.append(row)
+            r = row.get("ratio", {})
+            print(f"  width {w:4d}: tessera fwd {t[0]:8.2f} ms fwd+bwd {t[1]:8.2f} ms peak {t[2] / 2**20:9.1f} MiB"
+                  + (f" | PyG fwd {row['pyg']['forward_ms']:8.2f} fwd+bwd {row['pyg']['forward_backward_ms']:8.2f}"
+                     f" peak {row['pyg']['peak_bytes'] / 2**20:9.1f} MiB | x{r['forward']:.2f} x{r['forward_backward']:.2f}"
+                     f" mem {r['memory']:.3f}" if r else "")
+                  + f" | spmm {row['spmm']['achieved_GBps']:.0f} GB/s ({100 * row['spmm']['share_of_floor']:.0f}% of floor)",
+                  flush=True)
+            del ours, x, gy
+            torch.cuda.empty_cache()
+    summary = {}
+    for w in widths:
+        rr = [r["ratio"] for r in rows if r["width"] == w and "ratio" in r]
+        if rr:
+            summary[str(w)] = {k: statistics.median(x[k] for x in rr) for k in ("forward", "forward_backward", "memory")}
+    record = bc.provenance(torch.cuda.get_device_name(0))
+    record.update({"benchmark": "gcn_gpu", "torch_geometric": pyg_version, "dtype": "float32", "cached": True,
+                   "reps": a.reps, "rows": rows, "median_ratios_by_width": summary,
+                   "targets": {"forward": ">= 4x", "forward_backward": ">= 3x", "memory": "<= 0.25",
+                               "spmm_share_of_floor_at_256": ">= 0.6"}})
+    bc.write_json(a.out, record)
+
+
+if __name__ == "__main__":
+    main()

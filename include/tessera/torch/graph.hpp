@@ -1,0 +1,69 @@
+#pragma once
+// tessera::pt::Graph: a sparse graph for the torch layer (C++ API; Python mirrors it in
+// python/tessera/graph.py). Rows are targets: row i holds the in-neighbours of node i, so
+// Y = A X aggregates messages at their targets (PyG's source_to_target flow).
+//
+// A Graph is a cheap handle: copies share one state, which holds the tensors, an identity from
+// tessera::new_graph_id() (the key of the core's per-graph caches and of this layer's memos), and
+// memoized derived forms: the transpose (for backward) and normalized versions (GCN). Memos
+// live exactly as long as the graph, so a cache keyed by "this graph" is the graph itself.
+// A Graph is immutable: build a new one instead of editing its tensors.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+
+#include "tessera/graph/csr.hpp"
+
+namespace tessera::pt {
+
+class Graph {
+ public:
+  Graph() = default;
+
+  // edge_index [2, E] (sources; targets), optional weight per edge. num_src < 0: = num_nodes.
+  static Graph from_edge_index(const torch::Tensor& edge_index, const c10::optional<torch::Tensor>& edge_weight,
+                               int64_t num_nodes, int64_t num_src = -1);
+  // CSR tensors (rows = targets); values optional (aligned with col).
+  static Graph from_csr(torch::Tensor rowptr, torch::Tensor col, c10::optional<torch::Tensor> values,
+                        int64_t num_cols);
+  // A core graph (host) copied into tensors on `device`, int32 indices when they fit.
+  template <class I>
+  static Graph from_core(const Csr<I>& g, const torch::Device& device = torch::kCPU);
+
+  bool defined() const { return s_ != nullptr; }
+  const torch::Tensor& rowptr() const;
+  const torch::Tensor& col() const;
+  const torch::Tensor& values() const;  // undefined = unweighted
+  bool weighted() const { return values().defined(); }
+  int64_t rows() const;
+  int64_t cols() const;
+  int64_t nnz() const { return col().size(0); }
+  uint64_t id() const;
+  torch::Device device() const { return rowptr().device(); }
+
+  // Same graph on another device (a new identity; memos are not carried over).
+  Graph to(const torch::Device& device) const;
+
+  // Structure of A^T, built once per graph (memoized). perm maps transposed entries to entries.
+  struct Transpose {
+    torch::Tensor rowptr, col, perm;
+    uint64_t id = 0;
+  };
+  const Transpose& transpose() const;
+
+  // PyG's gcn_norm (see graph_ops.hpp for self_loops modes). memo = true keeps the result on
+  // this graph (keyed by the options), unless the values require grad (then the result carries
+  // autograd history and must be rebuilt per forward).
+  Graph gcn_normalized(const std::string& self_loops, double fill, torch::ScalarType dtype, bool memo) const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> s_;
+};
+
+// Y = A X (autograd-aware: dX via the memoized transpose, d(values) via SDDMM). `values`
+// overrides the graph's own values when given.
+torch::Tensor spmm(const Graph& g, const torch::Tensor& x, const c10::optional<torch::Tensor>& values = {});
+
+}  // namespace tessera::pt

@@ -1,0 +1,136 @@
+"""tessera.Graph: a sparse graph for the tessera ops (Python mirror of tessera::pt::Graph).
+
+Rows are targets: row i holds the in-neighbours of node i, so ``graph.spmm(x)`` aggregates
+messages at their targets (PyG's ``source_to_target`` flow, edge_index = [sources; targets]).
+
+A Graph carries an identity (``graph.id``, from ``tessera::new_graph_id``) that keys the core's
+per-graph caches, and memoizes derived forms on itself: the transpose used by backward and
+normalized versions. A cache keyed by "this graph" therefore lives exactly as long as the graph.
+Treat a Graph as immutable.
+"""
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+_ops = torch.ops.tessera
+
+
+class Graph:
+    def __init__(self, rowptr: Tensor, col: Tensor, values: Optional[Tensor] = None,
+                 num_cols: Optional[int] = None):
+        if rowptr.dim() != 1 or rowptr.numel() < 1 or col.dim() != 1:
+            raise ValueError("Graph: rowptr must be 1-D with rows + 1 entries and col 1-D")
+        if values is not None and (values.dim() != 1 or values.numel() != col.numel()):
+            raise ValueError(f"Graph: values must have one entry per edge ({col.numel()}), "
+                             f"got shape {tuple(values.shape)}")
+        self.rowptr = rowptr.contiguous()
+        self.col = col.contiguous()
+        self.values = values
+        self.rows = rowptr.numel() - 1
+        self.cols = self.rows if num_cols is None else int(num_cols)
+        self.id = int(_ops.new_graph_id())
+        self._transpose = None
+        self._normalized = {}
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def from_edge_index(cls, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
+                        num_nodes: Optional[int] = None, num_src: Optional[int] = None) -> "Graph":
+        """edge_index [2, E] (row 0 sources, row 1 targets), optional weight per edge."""
+        if num_nodes is None:
+            num_nodes = int(edge_index.max()) + 1 if edge_index.numel() else 0
+        num_src = num_nodes if num_src is None else num_src
+        rowptr, col, perm = _ops.edge_index_to_csr(edge_index, num_nodes, num_src, True)
+        values = None
+        if edge_weight is not None:
+            if edge_weight.dim() != 1 or edge_weight.numel() != edge_index.size(1):
+                raise ValueError(f"Graph: edge_weight must have one entry per edge ({edge_index.size(1)}), "
+                                 f"got shape {tuple(edge_weight.shape)}")
+            values = edge_weight.index_select(0, perm)
+        return cls(rowptr, col, values, num_src)
+
+    @classmethod
+    def from_sparse(cls, adj_t) -> "Graph":
+        """A transposed adjacency (rows = targets) as torch.sparse (COO or CSR) or
+        torch_sparse.SparseTensor, as PyG passes them."""
+        if is_torch_sparse_tensor(adj_t):
+            if adj_t.layout == torch.sparse_coo:
+                adj_t = adj_t.coalesce().to_sparse_csr()
+            elif adj_t.layout != torch.sparse_csr:
+                raise NotImplementedError(f"tessera: sparse layout {adj_t.layout} is not supported (use COO or CSR)")
+            return cls(adj_t.crow_indices(), adj_t.col_indices(), adj_t.values(), adj_t.size(1))
+        if is_sparse_tensor_like(adj_t):  # torch_sparse.SparseTensor
+            rowptr, col, value = adj_t.csr()
+            return cls(rowptr, col, value, adj_t.sparse_size(1))
+        raise TypeError(f"tessera: expected a sparse adjacency, got {type(adj_t).__name__}")
+
+    # ---- properties ---------------------------------------------------------------------
+    @property
+    def nnz(self) -> int:
+        return self.col.numel()
+
+    @property
+    def device(self) -> torch.device:
+        return self.rowptr.device
+
+    def to(self, device) -> "Graph":
+        v = None if self.values is None else self.values.to(device)
+        return Graph(self.rowptr.to(device), self.col.to(device), v, self.cols)
+
+    def with_values(self, values: Optional[Tensor]) -> "Graph":
+        """The same structure with other values (a new graph: a new identity, no memos)."""
+        return Graph(self.rowptr, self.col, values, self.cols)
+
+    # ---- derived forms (memoized) -------------------------------------------------------
+    def transpose(self):
+        """(t_rowptr, t_col, perm, t_id): structure of A^T; transposed values = values[perm]."""
+        if self._transpose is None:
+            t_rowptr, t_col, perm = _ops.csr_transpose(self.rowptr, self.col, self.cols)
+            self._transpose = (t_rowptr, t_col, perm, int(_ops.new_graph_id()))
+        return self._transpose
+
+    def gcn_normalized(self, self_loops: str = "remaining", fill: float = 1.0,
+                       dtype: torch.dtype = torch.float32, memo: bool = True) -> "Graph":
+        """PyG's gcn_norm. self_loops: remaining (edge_index inputs), replace (torch_sparse
+        fill_diag), append (torch.sparse inputs) or none. memo keeps the result on this graph
+        unless the values require grad (then it carries autograd history)."""
+        memo = memo and not (self.values is not None and self.values.requires_grad)
+        key = (self_loops, float(fill), dtype)
+        if memo and key in self._normalized:
+            return self._normalized[key]
+        rowptr, col, w = _ops.gcn_norm(self.rowptr, self.col, self.values, self.cols, self_loops, float(fill), dtype)
+        out = Graph(rowptr, col, w, self.cols)
+        if memo:
+            self._normalized[key] = out
+        return out
+
+    # ---- compute ------------------------------------------------------------------------
+    def spmm(self, x: Tensor, values: Optional[Tensor] = None) -> Tensor:
+        return spmm(self, x, values)
+
+    def __repr__(self):
+        w = "weighted" if self.values is not None else "unweighted"
+        return f"tessera.Graph({self.rows} x {self.cols}, nnz={self.nnz}, {w}, device={self.device}, id={self.id})"
+
+
+def spmm(graph: Graph, x: Tensor, values: Optional[Tensor] = None) -> Tensor:
+    """Y = A X, autograd-aware (dX through the memoized transpose, d(values) via SDDMM).
+    `values` overrides the graph's own values."""
+    if x.dim() != 2 or x.size(0) != graph.cols:
+        raise ValueError(f"spmm: x must be [{graph.cols}, F] for this graph, got {tuple(x.shape)}")
+    v = graph.values if values is None else values
+    needs_grad = torch.is_grad_enabled() and (x.requires_grad or (v is not None and v.requires_grad))
+    if not needs_grad:
+        return _ops.spmm(graph.rowptr, graph.col, v, x, None, None, None, graph.id, 0)
+    t_rowptr, t_col, perm, t_id = graph.transpose()
+    return _ops.spmm(graph.rowptr, graph.col, v, x, t_rowptr, t_col, perm, graph.id, t_id)
+
+
+def is_torch_sparse_tensor(t) -> bool:
+    return isinstance(t, Tensor) and t.layout in (torch.sparse_coo, torch.sparse_csr)
+
+
+def is_sparse_tensor_like(t) -> bool:
+    """torch_sparse.SparseTensor without importing torch_sparse."""
+    return hasattr(t, "csr") and hasattr(t, "sparse_size") and hasattr(t, "storage")

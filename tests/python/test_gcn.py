@@ -1,0 +1,231 @@
+"""tessera.nn.GCNConv and the spmm op against PyG's semantics (plain-torch oracle in
+pyg_reference.py), gradients in double, state_dict layout; against torch_geometric itself when it
+is importable (the GPU machine); CUDA variants skipped with a message when there is no GPU."""
+import pytest
+import torch
+
+import tessera
+from tessera.nn import GCNConv
+
+import pyg_reference as ref
+
+try:
+    import torch_geometric  # noqa: F401
+    from torch_geometric.nn import GCNConv as PygGCNConv
+    HAVE_PYG = True
+except Exception:  # not installed here (CPU box); present on the GPU machine
+    HAVE_PYG = False
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
+                                reason="no CUDA device on this machine: GPU test skipped")
+needs_pyg = pytest.mark.skipif(not HAVE_PYG, reason="torch_geometric is not installed: PyG comparison skipped")
+
+CONFIGS = [
+    dict(),
+    dict(improved=True),
+    dict(add_self_loops=False),
+    dict(normalize=False),
+    dict(bias=False),
+    dict(cached=True),
+]
+
+
+def pair(in_c, out_c, dtype=torch.float32, **kw):
+    """A tessera conv and the reference with identical parameters."""
+    t = GCNConv(in_c, out_c, **kw).to(dtype)
+    r = ref.RefGCNConv(in_c, out_c, **kw).to(dtype)
+    r.load_state_dict(t.state_dict())
+    return t, r
+
+
+@pytest.mark.parametrize("kw", CONFIGS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()) or "default")
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+def test_forward_matches_pyg_semantics(seed, kw, weighted):
+    n, e, fin, fout = 157, 1300, 19, 13  # widths that are not multiples of 4/8/32
+    edge_index = ref.random_graph(n, e, seed)
+    w = torch.rand(e) + 0.1 if weighted else None
+    x = torch.randn(n, fin)
+    t, r = pair(fin, fout, **kw)
+    with torch.no_grad():
+        torch.nn.init.normal_(t.bias) if t.bias is not None else None
+        r.load_state_dict(t.state_dict())
+    for _ in range(2):  # second call exercises the cache when cached=True
+        torch.testing.assert_close(t(x, edge_index, w), r(x, edge_index, w), rtol=1e-5, atol=1e-5)
+
+
+def test_improved_without_weights_follows_pyg(seed):
+    # PyG >= 2.3 adds the remaining loops before defaulting weights to one, so improved=True has
+    # no effect without edge weights; with weights, missing loops get 2.
+    edge_index = ref.random_graph(50, 300, seed)
+    x = torch.randn(50, 8)
+    t, r = pair(8, 4, improved=True)
+    torch.testing.assert_close(t(x, edge_index), r(x, edge_index), rtol=1e-5, atol=1e-5)
+    plain, _ = pair(8, 4)
+    plain.load_state_dict(t.state_dict())
+    torch.testing.assert_close(t(x, edge_index), plain(x, edge_index))
+
+
+def test_backward_matches_pyg_semantics(seed):
+    n, e = 120, 900
+    edge_index = ref.random_graph(n, e, seed)
+    w = (torch.rand(e) + 0.1).requires_grad_()
+    w_ref = w.detach().clone().requires_grad_()
+    x = torch.randn(n, 21, requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_()
+    t, r = pair(21, 10)
+    gy = torch.randn(n, 10)
+    (t(x, edge_index, w) * gy).sum().backward()
+    (r(x_ref, edge_index, w_ref) * gy).sum().backward()
+    torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(w.grad, w_ref.grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(t.lin.weight.grad, r.lin.weight.grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(t.bias.grad, r.bias.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
+def test_spmm_op_gradcheck_double(seed, index_dtype):
+    n, e = 40, 200
+    edge_index = ref.random_graph(n, e, seed)
+    g = tessera.Graph.from_edge_index(edge_index, num_nodes=n)
+    rowptr, col = g.rowptr.to(index_dtype), g.col.to(index_dtype)
+    values = torch.rand(g.nnz, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(n, 7, dtype=torch.float64, requires_grad=True)
+    t_rowptr, t_col, perm = tessera.ops.csr_transpose(rowptr, col, n)
+
+    def with_cached_transpose(v, x):
+        return tessera.ops.spmm(rowptr, col, v, x, t_rowptr, t_col, perm, 0, 0)
+
+    def without_transpose(v, x):
+        return tessera.ops.spmm(rowptr, col, v, x)
+
+    assert torch.autograd.gradcheck(with_cached_transpose, (values, x), eps=1e-6, atol=1e-6)
+    assert torch.autograd.gradcheck(without_transpose, (values, x), eps=1e-6, atol=1e-6)
+
+
+def test_gcnconv_gradcheck_double(seed):
+    n, e = 30, 150
+    edge_index = ref.random_graph(n, e, seed)
+    conv = GCNConv(5, 3).double()
+    w = (torch.rand(e, dtype=torch.float64) + 0.1).requires_grad_()
+    x = torch.randn(n, 5, dtype=torch.float64, requires_grad=True)
+    # Through gcn_norm too: the edge weights change the degrees.
+    assert torch.autograd.gradcheck(lambda x, w: conv(x, edge_index, w), (x, w), eps=1e-6, atol=1e-6)
+
+
+def test_state_dict_layout_is_pygs():
+    conv = GCNConv(16, 8)
+    sd = conv.state_dict()
+    assert set(sd) == {"lin.weight", "bias"}
+    assert sd["lin.weight"].shape == (8, 16) and sd["bias"].shape == (8,)
+    assert set(GCNConv(16, 8, bias=False).state_dict()) == {"lin.weight"}
+    # A state_dict laid out as PyG's (here produced by the reference) loads strictly.
+    r = ref.RefGCNConv(16, 8)
+    conv.load_state_dict(r.state_dict(), strict=True)
+    torch.testing.assert_close(conv.lin.weight, r.lin.weight)
+
+
+def test_graph_inputs_and_identity_keyed_cache(seed):
+    n = 80
+    a, b = ref.random_graph(n, 500, seed), ref.random_graph(n, 500, seed + 1)
+    x = torch.randn(n, 6)
+    conv = GCNConv(6, 4, cached=True)
+    plain = GCNConv(6, 4)
+    plain.load_state_dict(conv.state_dict())
+    ga, gb = tessera.Graph.from_edge_index(a, num_nodes=n), tessera.Graph.from_edge_index(b, num_nodes=n)
+    # Cached on the graph object: a second graph is never served the first one's normalization.
+    torch.testing.assert_close(conv(x, ga), plain(x, a))
+    torch.testing.assert_close(conv(x, gb), plain(x, b))
+    torch.testing.assert_close(conv(x, ga), plain(x, a))
+    assert len(ga._normalized) == 1 and ga.id != gb.id
+
+
+def test_sparse_csr_input_appends_loops(seed):
+    n, e = 60, 400
+    edge_index = ref.random_graph(n, e, seed, self_loops=False)
+    w = torch.rand(e) + 0.1
+    adj_t = torch.sparse_coo_tensor(edge_index.flip(0), w, (n, n)).coalesce()
+    x = torch.randn(n, 5)
+    t, r = pair(5, 3)
+    # Without existing loops, "append" = add_remaining_self_loops; duplicates were summed by coalesce.
+    torch.testing.assert_close(t(x, adj_t.to_sparse_csr()), r(x, adj_t.indices().flip(0), adj_t.values()),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_bad_input_raises_clear_errors():
+    conv = GCNConv(4, 2)
+    x = torch.randn(10, 4)
+    with pytest.raises(RuntimeError, match="out of range"):
+        conv(x, torch.tensor([[0, 1], [2, 10]]))
+    with pytest.raises(RuntimeError, match=r"shape \[2, E\]"):
+        conv(x, torch.tensor([0, 1, 2]))
+    g = tessera.Graph.from_edge_index(torch.tensor([[0, 1], [1, 2]]), num_nodes=3)
+    with pytest.raises(RuntimeError, match="float32, float64, float16 or bfloat16"):
+        tessera.ops.spmm(g.rowptr, g.col, None, torch.ones(3, 2, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match="one index type"):
+        tessera.ops.spmm(g.rowptr.long(), g.col.int(), None, torch.ones(3, 2))
+    with pytest.raises(ValueError, match="lazy"):
+        GCNConv(-1, 4)
+
+
+@needs_cuda
+def test_cuda_matches_cpu(seed):
+    n, e = 5000, 60000
+    edge_index = ref.random_graph(n, e, seed)
+    w = torch.rand(e) + 0.1
+    x = torch.randn(n, 67)
+    t, r = pair(67, 33, cached=True)
+    gy = torch.randn(n, 33)
+    xc = x.cuda().requires_grad_()
+    tc = GCNConv(67, 33, cached=True).cuda()
+    tc.load_state_dict(t.state_dict())
+    yc = tc(xc, edge_index.cuda(), w.cuda())
+    (yc * gy.cuda()).sum().backward()
+    xr = x.clone().requires_grad_()
+    yr = r(xr, edge_index, w)
+    (yr * gy).sum().backward()
+    torch.testing.assert_close(yc.cpu(), yr, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(xc.grad.cpu(), xr.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(tc.lin.weight.grad.cpu(), r.lin.weight.grad, rtol=1e-3, atol=1e-3)
+
+
+@needs_cuda
+def test_cuda_runs_on_current_stream(seed):
+    edge_index = ref.random_graph(300, 3000, seed).cuda()
+    x = torch.randn(300, 32, device="cuda")
+    conv = GCNConv(32, 16).cuda()
+    expected = conv(x, edge_index)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        y = conv(x, edge_index)
+    torch.cuda.current_stream().wait_stream(s)
+    torch.testing.assert_close(y, expected)
+
+
+@needs_pyg
+@pytest.mark.parametrize("kw", CONFIGS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()) or "default")
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
+def test_against_torch_geometric(seed, kw, weighted, device):
+    n, e, fin, fout = 400, 5000, 37, 23
+    edge_index = ref.random_graph(n, e, seed).to(device)
+    w = (torch.rand(e, device=device) + 0.1).requires_grad_() if weighted else None
+    pyg = PygGCNConv(fin, fout, **kw).to(device)
+    with torch.no_grad():
+        if pyg.bias is not None:
+            pyg.bias.normal_()
+    ours = GCNConv(fin, fout, **kw).to(device)
+    ours.load_state_dict(pyg.state_dict(), strict=True)  # PyG's state_dict loads unchanged
+    x = torch.randn(n, fin, device=device, requires_grad=True)
+    x2 = x.detach().clone().requires_grad_()
+    w2 = None if w is None else w.detach().clone().requires_grad_()
+    gy = torch.randn(n, fout, device=device)
+    for _ in range(2):
+        y_pyg, y = pyg(x, edge_index, w), ours(x2, edge_index, w2)
+        torch.testing.assert_close(y, y_pyg, rtol=1e-4, atol=1e-4)
+    (y_pyg * gy).sum().backward()
+    (y * gy).sum().backward()
+    torch.testing.assert_close(x2.grad, x.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(ours.lin.weight.grad, pyg.lin.weight.grad, rtol=1e-3, atol=1e-3)
+    if weighted and not kw.get("cached"):
+        torch.testing.assert_close(w2.grad, w.grad, rtol=1e-3, atol=1e-4)
