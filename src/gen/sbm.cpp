@@ -48,12 +48,12 @@ NodeDataset sbm_task(const SbmOptions& o) {
   // Random order of the nodes (sort by a per-node hash): classes are dealt round-robin along it,
   // and each class's prefix in it forms that class's training set (stratified split).
   const Stream order_stream(o.seed, detail::kClasses);
-  std::vector<std::pair<uint64_t, int64_t>> order(size_t(n));
+  std::vector<std::pair<uint64_t, int64_t>> order(static_cast<size_t>(n));
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) order[size_t(i)] = {order_stream.bits(uint64_t(i)), i};
   std::sort(order.begin(), order.end());
   ds.labels.resize(size_t(n));
-  std::vector<std::vector<int64_t>> members(size_t(C));  // in random order
+  std::vector<std::vector<int64_t>> members(static_cast<size_t>(C));  // in random order
   for (int64_t r = 0; r < n; ++r) {
     const int c = int(r % C);
     ds.labels[size_t(order[size_t(r)].second)] = c;
@@ -74,7 +74,7 @@ NodeDataset sbm_task(const SbmOptions& o) {
   for (auto* v : {&ds.train, &ds.val, &ds.test}) std::sort(v->begin(), v->end());
 
   // Position of each node inside its class list, to draw "another member of my class" uniformly.
-  std::vector<int64_t> pos(size_t(n));
+  std::vector<int64_t> pos(static_cast<size_t>(n));
   for (int c = 0; c < C; ++c)
     for (size_t p = 0; p < members[size_t(c)].size(); ++p) pos[size_t(members[size_t(c)][p])] = int64_t(p);
 
