@@ -14,14 +14,21 @@ namespace fs = std::filesystem;
 std::map<std::string, std::string> read_meta(const std::string& path) {
   detail::LineReader in(path);
   std::map<std::string, std::string> meta;
-  std::string_view line, key, value;
+  std::string_view line;
+  auto blank = [](char c) { return c == ' ' || c == '\t'; };
   while (in.next(line)) {
     if (detail::is_comment_or_blank(line)) continue;
-    detail::Fields f(line);
-    f.next(key);
-    if (!f.next(value)) in.fail_here("expected 'key value', got only '", key, "'");
-    std::string_view extra;
-    if (f.next(extra)) in.fail_here("expected 'key value', trailing '", extra, "'");
+    // `key value`: the value is the rest of the line (class_counts holds "351,217,...").
+    size_t b = 0;
+    while (b < line.size() && blank(line[b])) ++b;
+    size_t e = b;
+    while (e < line.size() && !blank(line[e])) ++e;
+    const std::string_view key = line.substr(b, e - b);
+    size_t vb = e, ve = line.size();
+    while (vb < ve && blank(line[vb])) ++vb;
+    while (ve > vb && blank(line[ve - 1])) --ve;
+    const std::string_view value = line.substr(vb, ve - vb);
+    if (value.empty()) in.fail_here("expected 'key value', got only '", key, "'");
     if (!meta.emplace(std::string(key), std::string(value)).second) in.fail_here("duplicate key '", key, "'");
   }
   return meta;

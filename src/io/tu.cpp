@@ -1,5 +1,6 @@
 // TU graph collections (NAME_A.txt, NAME_graph_indicator.txt, ...; 1-based global node ids)
 // split into per-graph LabeledGraphs with local ids and edge labels aligned with CSR entries.
+#include <exception>
 #include <filesystem>
 
 #include "io/loaders.hpp"
@@ -138,7 +139,8 @@ GraphCollection read_tu(const std::string& dir) {
     for (int64_t g : indicator) g_count = std::max(g_count, g);
   }
   // Node -> (graph, local id). Local ids follow node order within each graph.
-  std::vector<int64_t> graph_of(size_t(n)), local(size_t(n)), sizes(size_t(g_count), 0);
+  std::vector<int64_t> graph_of(static_cast<size_t>(n)), local(static_cast<size_t>(n));
+  std::vector<int64_t> sizes(static_cast<size_t>(g_count), 0);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t g = indicator[size_t(i)];
     if (g < 1 || g > g_count)
@@ -154,6 +156,17 @@ GraphCollection read_tu(const std::string& dir) {
   read_tu_edges(a_path, n, er, ec, line_of);
   const int64_t m = int64_t(er.size());
 
+  // Bucket the edges by graph (both endpoints must be in the same one).
+  std::vector<int64_t> eoff(static_cast<size_t>(g_count) + 1, 0);
+  for (int64_t k = 0; k < m; ++k) {
+    const int64_t g = graph_of[size_t(er[size_t(k)])];
+    if (graph_of[size_t(ec[size_t(k)])] != g)
+      fail(a_path, ":", line_of[size_t(k)], ": edge joins graph ", g + 1, " and graph ",
+           graph_of[size_t(ec[size_t(k)])] + 1);
+    ++eoff[size_t(g) + 1];
+  }
+  for (int64_t g = 0; g < g_count; ++g) eoff[size_t(g) + 1] += eoff[size_t(g)];
+
   std::vector<int32_t> node_labels, edge_labels;
   if (const std::string p = file("node_labels"); !p.empty()) node_labels = read_tu_labels(p, n, "node");
   if (const std::string p = file("edge_labels"); !p.empty()) edge_labels = read_tu_labels(p, m, "line of A");
@@ -165,29 +178,24 @@ GraphCollection read_tu(const std::string& dir) {
       fail(p, ": ", edge_attrs.cols, " edge attributes per edge; only one (the edge weight) is supported");
   }
 
-  // Bucket the edges by graph (both endpoints must be in the same one).
-  std::vector<int64_t> eoff(size_t(g_count) + 1, 0);
-  for (int64_t k = 0; k < m; ++k) {
-    const int64_t g = graph_of[size_t(er[size_t(k)])];
-    if (graph_of[size_t(ec[size_t(k)])] != g)
-      fail(a_path, ":", line_of[size_t(k)], ": edge joins graph ", g + 1, " and graph ",
-           graph_of[size_t(ec[size_t(k)])] + 1);
-    ++eoff[size_t(g) + 1];
-  }
-  for (int64_t g = 0; g < g_count; ++g) eoff[size_t(g) + 1] += eoff[size_t(g)];
-  std::vector<int64_t> edges_by_graph(size_t(m)), fill(eoff.begin(), eoff.end() - 1);
+  std::vector<int64_t> edges_by_graph(static_cast<size_t>(m)), fill(eoff.begin(), eoff.end() - 1);
   for (int64_t k = 0; k < m; ++k) edges_by_graph[size_t(fill[size_t(graph_of[size_t(er[size_t(k)])])]++)] = k;
-  std::vector<int64_t> node_off(size_t(g_count) + 1, 0), nodes_by_graph(size_t(n));
+  std::vector<int64_t> node_off(static_cast<size_t>(g_count) + 1, 0), nodes_by_graph(static_cast<size_t>(n));
   for (int64_t g = 0; g < g_count; ++g) node_off[size_t(g) + 1] = node_off[size_t(g)] + sizes[size_t(g)];
   for (int64_t i = 0; i < n; ++i)
     nodes_by_graph[size_t(node_off[size_t(graph_of[size_t(i)])] + local[size_t(i)])] = i;
 
+  for (int64_t g = 0; g < g_count; ++g)
+    if (eoff[size_t(g) + 1] - eoff[size_t(g)] >= (int64_t(1) << 24))
+      fail(a_path, ": graph ", g + 1, " has ", eoff[size_t(g) + 1] - eoff[size_t(g)],
+           " edges; per-graph edge labels support at most 2^24");
+
   out.graphs.resize(size_t(g_count));
-  for (int64_t g = 0; g < g_count; ++g) {
+  // Collections hold thousands of small graphs: parallelize over graphs (build_csr's own
+  // parallel regions then run serially inside, which is far cheaper for tiny graphs).
+  auto build_graph = [&](int64_t g) {
     LabeledGraph& lg = out.graphs[size_t(g)];
     const int64_t e0 = eoff[size_t(g)], e1 = eoff[size_t(g) + 1];
-    if (e1 - e0 >= (int64_t(1) << 24))
-      fail(a_path, ": graph ", g + 1, " has ", e1 - e0, " edges; per-graph edge labels support at most 2^24");
     // Each edge carries its position in the graph's edge list as its value, so after build_csr
     // sorts the entries the labels and weights can follow them exactly (2^24 is exact in float).
     Coo<int32_t> coo;
@@ -218,7 +226,8 @@ GraphCollection read_tu(const std::string& dir) {
     const int64_t ng = sizes[size_t(g)];
     if (!node_labels.empty()) {
       lg.node_labels.resize(size_t(ng));
-      for (int64_t v = 0; v < ng; ++v) lg.node_labels[size_t(v)] = node_labels[size_t(nodes_by_graph[size_t(node_off[size_t(g)] + v)])];
+      for (int64_t v = 0; v < ng; ++v)
+        lg.node_labels[size_t(v)] = node_labels[size_t(nodes_by_graph[size_t(node_off[size_t(g)] + v)])];
     }
     lg.node_attrs = Dense<float>(ng, node_attrs.cols);
     for (int64_t v = 0; v < ng; ++v) {
@@ -226,7 +235,18 @@ GraphCollection read_tu(const std::string& dir) {
       for (int64_t c = 0; c < node_attrs.cols; ++c) lg.node_attrs(v, c) = node_attrs(gi, c);
     }
     if (!graph_labels.empty()) lg.graph_label = graph_labels[size_t(g)];
+  };
+  std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t g = 0; g < g_count; ++g) {
+    try {
+      build_graph(g);
+    } catch (...) {  // exceptions must not leave an OpenMP region
+#pragma omp critical(tessera_tu_error)
+      if (!error) error = std::current_exception();
+    }
   }
+  if (error) std::rethrow_exception(error);
   return out;
 }
 
