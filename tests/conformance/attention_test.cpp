@@ -43,12 +43,12 @@ Csr<I> csr_keep_all(const Coo<I>& coo) {
 template <class I>
 Csr<I> nasty_graph(int64_t rows, int64_t cols, double avg_degree, int64_t huge, uint64_t seed,
                    bool symmetric = false) {
-  testing::NastyOptions o;
+  tessera::testing::NastyOptions o;
   o.rows = rows;
   o.cols = cols;
   o.avg_degree = avg_degree;
   o.weighted = false;
-  auto coo = testing::nasty_coo<I>(o, seed);
+  auto coo = tessera::testing::nasty_coo<I>(o, seed);
   std::mt19937_64 rng(seed + 1);
   std::uniform_int_distribution<int64_t> any_src(0, cols - 2);
   for (int64_t e = 0; e < huge; ++e) {  // node 1 gets `huge` in-edges (duplicates likely)
@@ -159,7 +159,7 @@ struct Result {
 };
 
 std::vector<double> to_doubles(const std::vector<char>& b, DType t, int64_t rows, int64_t cols, int64_t ld) {
-  std::vector<double> out(size_t(rows * cols));
+  std::vector<double> out(static_cast<size_t>(rows * cols));
   TESSERA_DISPATCH_FLOAT(t, T, [&] {
     const T* p = reinterpret_cast<const T*>(b.data());
     for (int64_t i = 0; i < rows; ++i)
@@ -168,7 +168,7 @@ std::vector<double> to_doubles(const std::vector<char>& b, DType t, int64_t rows
   return out;
 }
 std::vector<double> acc_doubles(const std::vector<char>& b, DType t, int64_t n) {
-  std::vector<double> out(size_t(n));
+  std::vector<double> out(static_cast<size_t>(n));
   for (int64_t x = 0; x < n; ++x) {
     if (t == DType::f64) {
       double v;
@@ -334,7 +334,7 @@ void check_cpu_variants(Problem<I>& P, const std::string& what) {
 }  // namespace
 
 TEST(Attention, ReferenceBackwardMatchesFiniteDifferences) {
-  const uint64_t seed = testing::seed();
+  const uint64_t seed = tessera::testing::seed();
   for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
     for (double p : {0.0, 0.3}) {
       Case c;
@@ -387,7 +387,7 @@ TEST(Attention, ReferenceBackwardMatchesFiniteDifferences) {
 }
 
 TEST(Attention, ReferenceSoftmaxIsNormalizedAndEmptyRowsAreZero) {
-  const uint64_t seed = testing::seed();
+  const uint64_t seed = tessera::testing::seed();
   Case c;
   c.kind = AttentionKind::gatv2;
   c.H = 3;
@@ -408,7 +408,7 @@ TEST(Attention, ReferenceSoftmaxIsNormalizedAndEmptyRowsAreZero) {
 }
 
 TEST(Attention, CpuFusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
-  const uint64_t seed = testing::seed();
+  const uint64_t seed = tessera::testing::seed();
   int n = 0;
   for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
     for (DType t : {DType::f32, DType::f64, DType::f16, DType::bf16})
@@ -431,7 +431,7 @@ TEST(Attention, CpuFusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
 }
 
 TEST(Attention, CpuFusedDropoutMatchesReferenceAndIsDeterministic) {
-  const uint64_t seed = testing::seed();
+  const uint64_t seed = tessera::testing::seed();
   for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
     Case c;
     c.kind = kind;
@@ -459,7 +459,7 @@ TEST(Attention, CpuFusedDropoutMatchesReferenceAndIsDeterministic) {
 }
 
 TEST(Attention, CpuSymmetricPathAndCachedTransposeMatchReference) {
-  const uint64_t seed = testing::seed();
+  const uint64_t seed = tessera::testing::seed();
   for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
     Case c;
     c.kind = kind;
@@ -475,7 +475,7 @@ TEST(Attention, CpuSymmetricPathAndCachedTransposeMatchReference) {
 }
 
 TEST(Attention, CpuHugeRowMatchesReference) {
-  const uint64_t seed = testing::seed();
+  const uint64_t seed = tessera::testing::seed();
   for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
     Case c;
     c.kind = kind;
@@ -488,7 +488,7 @@ TEST(Attention, CpuHugeRowMatchesReference) {
 }
 
 TEST(Attention, BadInputRaisesErrorsNamingTheProblem) {
-  const uint64_t seed = testing::seed();
+  const uint64_t seed = tessera::testing::seed();
   Case c;
   c.kind = AttentionKind::gatv2;
   Problem<int32_t> P(c, nasty_graph<int32_t>(20, 20, 3, 0, seed), seed);
@@ -557,7 +557,7 @@ void check_cuda(Problem<I>& P, const std::string& what) {
 
 TEST(AttentionCuda, FusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
   TESSERA_REQUIRE_CUDA();
-  const uint64_t seed = testing::seed();
+  const uint64_t seed = tessera::testing::seed();
   int n = 0;
   for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
     for (DType t : {DType::f32, DType::f64, DType::f16, DType::bf16})
@@ -580,7 +580,7 @@ TEST(AttentionCuda, FusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
 
 TEST(AttentionCuda, UnalignedRowsTakeTheGenericPath) {
   TESSERA_REQUIRE_CUDA();
-  const uint64_t seed = testing::seed();
+  const uint64_t seed = tessera::testing::seed();
   for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
     Case c;
     c.kind = kind;
@@ -594,7 +594,7 @@ TEST(AttentionCuda, UnalignedRowsTakeTheGenericPath) {
 
 TEST(AttentionCuda, DropoutSymmetricAndHeavyRowsMatchReference) {
   TESSERA_REQUIRE_CUDA();
-  const uint64_t seed = testing::seed();
+  const uint64_t seed = tessera::testing::seed();
   for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
     Case c;
     c.kind = kind;

@@ -128,25 +128,25 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
   const int64_t H = X.H, C = X.C;
   const bool gat = X.gat();
   const Acc* lse = static_cast<const Acc*>(a.lse);
-  const auto O = rows_of<T, Acc>(a.out, C), dO = rows_of<T, Acc>(bw.dout, C);
+  const auto dO = rows_of<T, Acc>(bw.dout, C);
   const int nt = threads_of(exec);
   std::vector<Acc> delta(size_t(A.rows * H));
   std::vector<Acc> datt(gat ? size_t(H * C) : 0, Acc(0));
 
-  // Pass 1, per target: Delta_i = <O_i, dO_i>, then dq_i (or dx_r[i]) and datt.
+  // Pass 1, per target, one walk: Delta_i = sum_j alpha_ij dA_ij accumulated alongside the
+  // D-free parts of dq and datt (dS = alpha (dA - Delta) is linear in Delta), so Delta is exact
+  // even when out is stored in 16 bits, and out is never read.
 #pragma omp parallel num_threads(nt)
   {
-    std::vector<Acc> qv(static_cast<size_t>(C)), dov(static_cast<size_t>(C)), dq(static_cast<size_t>(C)), datt_local(datt.size(), Acc(0));
+    const size_t Cs = static_cast<size_t>(C);
+    std::vector<Acc> qv(Cs), dov(Cs), dq1(Cs), dq2(Cs), da1(Cs), da2(Cs), datt_local(datt.size(), Acc(0));
 #pragma omp for schedule(dynamic, 16)
     for (int64_t i = 0; i < A.rows; ++i) {
       for (int64_t h = 0; h < H; ++h) {
         load(qv.data(), X.q.at(i, h), C);
         load(dov.data(), dO.at(i, h), C);
+        for (auto* v : {&dq1, &dq2, &da1, &da2}) std::fill(v->begin(), v->end(), Acc(0));
         Acc D = 0;
-        const T* o = O.at(i, h);
-        for (int64_t c = 0; c < C; ++c) D += Acc(o[c]) * dov[c];
-        delta[i * H + h] = D;
-        std::fill(dq.begin(), dq.end(), Acc(0));
         for (int64_t e = A.rowptr[i]; e < A.rowptr[i + 1]; ++e) {
           const int64_t j = A.col[e];
           const T* kr = X.k.at(j, h);
@@ -154,21 +154,31 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
           const Acc p = std::exp(X.logit(qv.data(), kr, h) - lse[i * H + h]);
           Acc dp = 0;
           for (int64_t c = 0; c < C; ++c) dp += dov[c] * Acc(vr[c]);
-          const Acc dS = p * (X.drop(e, h) * dp - D);
+          const Acc pdA = p * X.drop(e, h) * dp;  // alpha * dA; dS = pdA - alpha * Delta
+          D += pdA;
           if (gat) {
             const Acc* ah = X.att + h * C;
-            Acc* dah = datt_local.data() + h * C;
             for (int64_t c = 0; c < C; ++c) {
               const Acc z = qv[c] + Acc(kr[c]);
-              dq[c] += dS * ah[c] * (z > 0 ? Acc(1) : X.slope);
-              dah[c] += dS * (z > 0 ? z : X.slope * z);
+              const Acc g = ah[c] * (z > 0 ? Acc(1) : X.slope), lz = z > 0 ? z : X.slope * z;
+              dq1[c] += pdA * g;
+              dq2[c] += p * g;
+              da1[c] += pdA * lz;
+              da2[c] += p * lz;
             }
           } else {
-            for (int64_t c = 0; c < C; ++c) dq[c] += dS * X.scale * Acc(kr[c]);
+            for (int64_t c = 0; c < C; ++c) {
+              dq1[c] += pdA * Acc(kr[c]);
+              dq2[c] += p * Acc(kr[c]);
+            }
           }
         }
+        delta[i * H + h] = D;
+        const Acc s = gat ? Acc(1) : X.scale;
         T* d = bw.dquery.template as<T>() + i * bw.dquery.ld + h * C;
-        for (int64_t c = 0; c < C; ++c) d[c] = T(dq[c]);
+        for (int64_t c = 0; c < C; ++c) d[c] = T(s * (dq1[c] - D * dq2[c]));
+        if (gat)
+          for (int64_t c = 0; c < C; ++c) datt_local[h * C + c] += da1[c] - D * da2[c];
       }
     }
     if (gat) {

@@ -326,23 +326,22 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
     __syncthreads();
   }
   for_each_item<EPW>(p, heavy, [&](int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
-    Acc qr[CPT], ar[CPT], dor[CPT], orr[CPT];
+    Acc qr[CPT], ar[CPT], dor[CPT];
     load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
     load_row<T, Acc, CPT, VEC>(dor, p.dO + i * p.lddO + int64_t(h) * C, c0, C);
-    load_row<T, Acc, CPT, VEC>(orr, p.o + i * p.ldO + int64_t(h) * C, c0, C);
     zero(ar);
     if (p.gat)
 #pragma unroll
       for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
-    Acc dpart = 0;
-#pragma unroll
-    for (int t = 0; t < CPT; ++t) dpart += orr[t] * dor[t];
-    const Acc D = group_sum<LPE>(dpart);   // every group computes the same Delta
-    if (lane == 0 && (!heavy || warp == 0)) p.delta[i * p.H + h] = D;
     const Acc lse_i = p.lse[i * p.H + h];
-    Acc dq[CPT], da[CPT];
-    zero(dq);
-    zero(da);
+    // dS = alpha dA - alpha Delta is linear in Delta: accumulate both parts in one walk and
+    // combine once Delta = sum_j alpha dA is complete (exact even when out is 16-bit).
+    Acc dq1[CPT], dq2[CPT], da1[CPT], da2[CPT];
+    zero(dq1);
+    zero(dq2);
+    zero(da1);
+    zero(da2);
+    Acc D = 0;  // this group's part of Delta
     for (int64_t e0 = first; e0 < end; e0 += step) {
       const int64_t e = e0 + g;
       const bool valid = e < end;
@@ -368,25 +367,47 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
       if (!p.gat) l *= p.scale;
       if (valid) {
         const Acc pe = dexp(l - lse_i);
-        const Acc dS = pe * (dropout_factor(p, e, h) * dp - D);
+        const Acc pdA = pe * dropout_factor(p, e, h) * dp;
+        D += pdA;
         if (p.gat) {
 #pragma unroll
           for (int t = 0; t < CPT; ++t) {
             const Acc z = qr[t] + kr[t];
-            dq[t] += dS * ar[t] * (z > 0 ? Acc(1) : p.slope);
-            da[t] += dS * (z > 0 ? z : p.slope * z);
+            const Acc gz = ar[t] * (z > 0 ? Acc(1) : p.slope), lz = z > 0 ? z : p.slope * z;
+            dq1[t] += pdA * gz;
+            dq2[t] += pe * gz;
+            da1[t] += pdA * lz;
+            da2[t] += pe * lz;
           }
         } else {
 #pragma unroll
-          for (int t = 0; t < CPT; ++t) dq[t] += dS * p.scale * kr[t];
+          for (int t = 0; t < CPT; ++t) {
+            dq1[t] += pdA * kr[t];
+            dq2[t] += pe * kr[t];
+          }
         }
       }
     }
+    // Delta over the groups, then over the warps (heavy).
+#pragma unroll
+    for (int off = LPE; off < 32; off <<= 1) D += __shfl_xor_sync(kFull, D, off);
+    if (heavy) {
+      Acc dd[1] = {D};
+      block_sum<1, 1>(dd, sum_s);  // lane 0's value of each warp (all lanes hold the warp's D)
+      D = dd[0];
+    }
+    if (lane == 0 && (!heavy || warp == 0)) p.delta[i * p.H + h] = D;
+    const Acc s = p.gat ? Acc(1) : p.scale;
+    Acc dq[CPT];
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) dq[t] = s * (dq1[t] - D * dq2[t]);
     if (p.gat)  // datt: every lane adds its partial (groups need no merge for a sum)
 #pragma unroll
-      for (int t = 0; t < CPT; ++t)
-        if (c0 + t < C && da[t] != Acc(0))
-          atomicAdd((p.datt_in_smem ? datt_s : p.datt) + h * C + c0 + t, da[t]);
+      for (int t = 0; t < CPT; ++t) {
+        const Acc da = da1[t] - D * da2[t];
+        if (c0 + t < C && da != Acc(0))
+          atomicAdd((p.datt_in_smem ? datt_s : p.datt) + h * C + c0 + t, da);
+      }
     merge_groups_sum<LPE>(dq);
     if (heavy) block_sum<LPE, CPT>(dq, sum_s);
     if ((!heavy || warp == 0) && g == 0)

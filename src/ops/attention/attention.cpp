@@ -78,10 +78,9 @@ const tune::Variant<Args>& choose(const tune::Registry<Args>& reg, const Args& a
   return *ok.front();
 }
 
-}  // namespace
-
+// need_out: the forward writes out; the backward never reads it (out may be absent).
 template <class I>
-void validate_attention(const AttentionArgs<I>& a, const char* who) {
+void validate_common(const AttentionArgs<I>& a, const char* who, bool need_out) {
   check_graph(who, a.A);
   TESSERA_CHECK(a.heads >= 1, who, ": heads = ", a.heads, ", expected >= 1");
   TESSERA_CHECK(a.channels >= 1, who, ": channels = ", a.channels, ", expected >= 1");
@@ -94,18 +93,25 @@ void validate_attention(const AttentionArgs<I>& a, const char* who) {
     check_matrix<I>(who, "value", a.value, a.A.cols, "A.cols (sources)", w, t, d);
   else
     TESSERA_CHECK(a.value.data == nullptr, who, ": GATv2 takes its value from key (x_l); pass no value");
-  check_matrix<I>(who, "out", a.out, a.A.rows, "A.rows (targets)", w, t, d);
+  if (need_out || a.out.data) check_matrix<I>(who, "out", a.out, a.A.rows, "A.rows (targets)", w, t, d);
   if (a.kind == AttentionKind::gatv2) TESSERA_CHECK(a.att, who, ": GATv2 needs the attention vector att");
   TESSERA_CHECK(a.dropout >= 0 && a.dropout <= 1, who, ": dropout = ", a.dropout, ", expected in [0, 1]");
   TESSERA_CHECK(std::isfinite(a.negative_slope), who, ": negative_slope is not finite");
   TESSERA_CHECK(std::isfinite(a.scale), who, ": scale is not finite");
 }
 
+}  // namespace
+
+template <class I>
+void validate_attention(const AttentionArgs<I>& a, const char* who) {
+  validate_common(a, who, true);
+}
+
 template <class I>
 void validate_attention_backward(const AttentionBackwardArgs<I>& b) {
   const char* who = "attention_backward";
   const auto& a = b.fwd;
-  validate_attention(a, who);
+  validate_common(a, who, false);
   TESSERA_CHECK(a.lse, who, ": the forward's lse is required");
   const int64_t w = a.heads * a.channels;
   const DType t = a.query.dtype;

@@ -1,0 +1,210 @@
+"""tessera.nn.GATv2Conv: a drop-in for torch_geometric.nn.GATv2Conv (PyG 2.x) on tessera's fused
+attention (no per-edge tensors in forward or backward unless attention weights are requested).
+
+Same constructor (in_channels, out_channels, heads, concat, negative_slope, dropout,
+add_self_loops, edge_dim, fill_value, bias, share_weights, residual), same parameters and
+state_dict layout (``lin_l.weight/bias``, ``lin_r.weight/bias`` (shared when share_weights),
+``att`` [1, H, C], ``res.weight``, ``bias``), same forward:
+x_l = lin_l(x_src), x_r = lin_r(x_dst); e_ij = att . LeakyReLU(x_r[i] + x_l[j]); softmax over the
+in-edges of i; dropout on alpha; out_i = sum_j alpha_ij x_l[j]; concat or mean over heads;
++ res(x_dst); + bias. With add_self_loops, existing self-loops are removed and one per node added.
+
+Not supported (raises): edge features (``edge_dim``), lazy in_channels (-1).
+"""
+import math
+from typing import Optional, Tuple, Union
+
+import torch
+from torch import Tensor
+from torch.nn import Parameter
+
+from ..graph import Graph
+
+_ops = torch.ops.tessera
+
+
+def _glorot(t: Tensor):
+    # PyG's glorot: U(-a, a), a = sqrt(6 / (size(-2) + size(-1))).
+    a = math.sqrt(6.0 / (t.size(-2) + t.size(-1)))
+    with torch.no_grad():
+        t.uniform_(-a, a)
+
+
+def _pyg_linear(in_channels: int, out_channels: int, bias: bool, glorot: bool) -> torch.nn.Linear:
+    lin = torch.nn.Linear(in_channels, out_channels, bias=bias)
+    _reset_linear(lin, glorot)
+    return lin
+
+
+def _reset_linear(lin: torch.nn.Linear, glorot: bool):
+    """PyG Linear's initializers: glorot or kaiming_uniform(a=sqrt(5)) weights, U(+-1/sqrt(in)) bias."""
+    if glorot:
+        _glorot(lin.weight)
+    else:
+        torch.nn.init.kaiming_uniform_(lin.weight, a=math.sqrt(5))
+    if lin.bias is not None:
+        bound = 1.0 / math.sqrt(lin.in_features)
+        with torch.no_grad():
+            lin.bias.uniform_(-bound, bound)
+
+
+class AttentionGraph:
+    """The CSR structure one attention call runs over, plus the map back to edge order."""
+
+    def __init__(self, rowptr: Tensor, col: Tensor, num_src: int, perm: Optional[Tensor] = None,
+                 edge_index: Optional[Tensor] = None, graph: Optional[Graph] = None):
+        self.rowptr, self.col, self.num_src = rowptr, col, num_src
+        self.perm = perm              # CSR entry k holds edge perm[k] of edge_index
+        self.edge_index = edge_index  # the edges (after self-loop handling) in PyG's order
+        self.graph = graph if graph is not None else Graph(rowptr, col, None, num_src)
+
+    @classmethod
+    def from_edge_index(cls, edge_index: Tensor, num_dst: int, num_src: int) -> "AttentionGraph":
+        rowptr, col, perm = _ops.edge_index_to_csr(edge_index, num_dst, num_src, True)
+        return cls(rowptr, col, num_src, perm, edge_index)
+
+    def transpose(self):
+        t_rowptr, t_col, perm, _ = self.graph.transpose()
+        return t_rowptr, t_col, perm
+
+    def alpha_in_edge_order(self, alpha: Tensor) -> Tensor:
+        if self.perm is None:
+            return alpha
+        out = torch.empty_like(alpha)
+        out[self.perm] = alpha
+        return out
+
+
+def remove_and_add_self_loops(edge_index: Tensor, num_nodes: int) -> Tensor:
+    """PyG's remove_self_loops then add_self_loops(num_nodes): loops appended after the edges."""
+    keep = edge_index[0] != edge_index[1]
+    loops = torch.arange(num_nodes, device=edge_index.device, dtype=edge_index.dtype)
+    return torch.cat([edge_index[:, keep], torch.stack([loops, loops])], dim=1)
+
+
+def graph_edge_index(g: Graph) -> Tensor:
+    """edge_index [2, nnz] (sources; targets) of a tessera.Graph, in CSR order."""
+    rows = torch.repeat_interleave(torch.arange(g.rows, device=g.device, dtype=torch.long),
+                                   (g.rowptr[1:] - g.rowptr[:-1]).long())
+    return torch.stack([g.col.long(), rows])
+
+
+def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, value: Optional[Tensor],
+                    att: Optional[Tensor], heads: int, negative_slope: float = 0.2, scale: float = 0.0,
+                    dropout: float = 0.0, training: bool = False, return_alpha: bool = False,
+                    alpha_after_dropout: bool = False) -> Tuple[Tensor, Optional[Tensor]]:
+    """out [N_dst, H*C] (and alpha [nnz, H] in CSR order when asked) of one fused attention."""
+    p = dropout if training else 0.0
+    seed = int(torch.randint(0, 2 ** 62, (1,)).item()) if p > 0 else 0
+    needs_grad = torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (query, key, value, att))
+    t_rowptr = t_col = t_perm = None
+    if needs_grad:
+        t_rowptr, t_col, t_perm = g.transpose()
+    out, _, alpha = _ops.attention(g.rowptr, g.col, query, key, value, att, heads, kind, negative_slope, scale,
+                                   p, seed, return_alpha, alpha_after_dropout, t_rowptr, t_col, t_perm, False,
+                                   g.graph.id)
+    return out, (alpha if return_alpha else None)
+
+
+class GATv2Conv(torch.nn.Module):
+    def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
+                 concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,
+                 add_self_loops: bool = True, edge_dim: Optional[int] = None, fill_value="mean",
+                 bias: bool = True, share_weights: bool = False, residual: bool = False, **kwargs):
+        super().__init__()
+        kwargs.pop("aggr", None)
+        kwargs.pop("node_dim", None)
+        if kwargs:
+            raise NotImplementedError(f"tessera GATv2Conv: unsupported arguments {sorted(kwargs)}")
+        if edge_dim is not None:
+            raise NotImplementedError("tessera GATv2Conv: edge features (edge_dim) are not supported yet")
+        in_l, in_r = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
+        if in_l <= 0 or in_r <= 0:
+            raise ValueError(f"tessera GATv2Conv needs positive in_channels (lazy -1 is not supported), "
+                             f"got {in_channels}")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.heads = heads
+        self.concat = concat
+        self.negative_slope = negative_slope
+        self.dropout = dropout
+        self.add_self_loops = add_self_loops
+        self.edge_dim = edge_dim
+        self.fill_value = fill_value
+        self.share_weights = share_weights
+        self.residual = residual
+        self.lin_l = _pyg_linear(in_l, heads * out_channels, bias, glorot=True)
+        self.lin_r = self.lin_l if share_weights else _pyg_linear(in_r, heads * out_channels, bias, glorot=True)
+        self.att = Parameter(torch.empty(1, heads, out_channels))
+        self.lin_edge = None
+        total = out_channels * (heads if concat else 1)
+        if residual:
+            self.res = _pyg_linear(in_r, total, False, glorot=True)
+        else:
+            self.register_parameter("res", None)
+        if bias:
+            self.bias = Parameter(torch.empty(total))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _reset_linear(self.lin_l, True)
+        if not self.share_weights:
+            _reset_linear(self.lin_r, True)
+        if self.res is not None:
+            _reset_linear(self.res, True)
+        _glorot(self.att)
+        if self.bias is not None:
+            with torch.no_grad():
+                self.bias.zero_()
+
+    def _graph(self, edge_index, num_src: int, num_dst: int) -> AttentionGraph:
+        if isinstance(edge_index, Graph):
+            if not self.add_self_loops:
+                return AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
+            edge_index = graph_edge_index(edge_index)
+        if not isinstance(edge_index, Tensor):
+            raise TypeError(f"GATv2Conv: edge_index must be a [2, E] tensor or a tessera.Graph, "
+                            f"got {type(edge_index).__name__}")
+        if self.add_self_loops:
+            edge_index = remove_and_add_self_loops(edge_index, min(num_src, num_dst))
+        return AttentionGraph.from_edge_index(edge_index, num_dst, num_src)
+
+    def forward(self, x: Union[Tensor, Tuple[Tensor, Optional[Tensor]]], edge_index,
+                edge_attr: Optional[Tensor] = None, return_attention_weights: Optional[bool] = None):
+        if edge_attr is not None:
+            raise NotImplementedError("tessera GATv2Conv: edge_attr is not supported yet")
+        H, C = self.heads, self.out_channels
+        res = None
+        if isinstance(x, Tensor):
+            if self.res is not None:
+                res = self.res(x)
+            x_l = self.lin_l(x)
+            x_r = x_l if self.share_weights else self.lin_r(x)
+        else:
+            x_src, x_dst = x
+            if x_dst is None:
+                raise NotImplementedError("tessera GATv2Conv: x = (x_src, None) is not supported")
+            if self.res is not None:
+                res = self.res(x_dst)
+            x_l = self.lin_l(x_src)
+            x_r = self.lin_r(x_dst)
+        g = self._graph(edge_index, x_l.size(0), x_r.size(0))
+        want_alpha = bool(return_attention_weights)
+        out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), H, self.negative_slope, 0.0,
+                                     self.dropout, self.training, want_alpha, alpha_after_dropout=True)
+        if not self.concat:
+            out = out.view(-1, H, C).mean(dim=1)
+        if res is not None:
+            out = out + res
+        if self.bias is not None:
+            out = out + self.bias
+        if want_alpha:
+            ei = g.edge_index if g.edge_index is not None else graph_edge_index(g.graph)
+            return out, (ei, g.alpha_in_edge_order(alpha))
+        return out
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"

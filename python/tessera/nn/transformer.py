@@ -1,0 +1,97 @@
+"""tessera.nn.TransformerConv: a drop-in for torch_geometric.nn.TransformerConv (PyG 2.x) on
+tessera's fused attention (no per-edge tensors unless attention weights are requested).
+
+Same constructor (in_channels, out_channels, heads, concat, beta, dropout, edge_dim, bias,
+root_weight), parameters and state_dict layout (``lin_key``, ``lin_query``, ``lin_value``,
+``lin_skip``, ``lin_beta``), same forward: q = lin_query(x_dst), k = lin_key(x_src),
+v = lin_value(x_src); alpha = softmax(<q_i, k_j> / sqrt(C)) over the in-edges of i (no self-loops
+added); dropout on alpha; out_i = sum_j alpha_ij v_j; concat or mean; root_weight adds
+lin_skip(x_dst), gated by beta = sigmoid(lin_beta([out, x_r, out - x_r])) when beta=True.
+Attention weights (return_attention_weights) are returned before dropout, as PyG does.
+
+Not supported (raises): edge features (``edge_dim``), lazy in_channels (-1).
+"""
+from typing import Optional, Tuple, Union
+
+import torch
+from torch import Tensor
+
+from ..graph import Graph
+from .gatv2 import AttentionGraph, _pyg_linear, _reset_linear, fused_attention, graph_edge_index
+
+
+class TransformerConv(torch.nn.Module):
+    def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
+                 concat: bool = True, beta: bool = False, dropout: float = 0.0, edge_dim: Optional[int] = None,
+                 bias: bool = True, root_weight: bool = True, **kwargs):
+        super().__init__()
+        kwargs.pop("aggr", None)
+        kwargs.pop("node_dim", None)
+        if kwargs:
+            raise NotImplementedError(f"tessera TransformerConv: unsupported arguments {sorted(kwargs)}")
+        if edge_dim is not None:
+            raise NotImplementedError("tessera TransformerConv: edge features (edge_dim) are not supported yet")
+        in_src, in_dst = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
+        if in_src <= 0 or in_dst <= 0:
+            raise ValueError(f"tessera TransformerConv needs positive in_channels (lazy -1 is not supported), "
+                             f"got {in_channels}")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.heads = heads
+        self.beta = beta and root_weight
+        self.root_weight = root_weight
+        self.concat = concat
+        self.dropout = dropout
+        self.edge_dim = edge_dim
+        self.lin_key = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
+        self.lin_query = _pyg_linear(in_dst, heads * out_channels, True, glorot=False)
+        self.lin_value = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
+        self.register_parameter("lin_edge", None)
+        width = heads * out_channels if concat else out_channels
+        self.lin_skip = _pyg_linear(in_dst, width, bias, glorot=False)
+        if self.beta:
+            self.lin_beta = _pyg_linear(3 * width, 1, False, glorot=False)
+        else:
+            self.register_parameter("lin_beta", None)
+
+    def reset_parameters(self):
+        for lin in (self.lin_key, self.lin_query, self.lin_value, self.lin_skip, self.lin_beta):
+            if lin is not None:
+                _reset_linear(lin, False)
+
+    def forward(self, x: Union[Tensor, Tuple[Tensor, Tensor]], edge_index, edge_attr: Optional[Tensor] = None,
+                return_attention_weights: Optional[bool] = None):
+        if edge_attr is not None:
+            raise NotImplementedError("tessera TransformerConv: edge_attr is not supported yet")
+        H, C = self.heads, self.out_channels
+        if isinstance(x, Tensor):
+            x = (x, x)
+        query = self.lin_query(x[1])
+        key = self.lin_key(x[0])
+        value = self.lin_value(x[0])
+        if isinstance(edge_index, Graph):
+            g = AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
+        elif isinstance(edge_index, Tensor):
+            g = AttentionGraph.from_edge_index(edge_index, query.size(0), key.size(0))
+        else:
+            raise TypeError(f"TransformerConv: edge_index must be a [2, E] tensor or a tessera.Graph, "
+                            f"got {type(edge_index).__name__}")
+        want_alpha = bool(return_attention_weights)
+        out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
+                                     self.training, want_alpha, alpha_after_dropout=False)
+        if not self.concat:
+            out = out.view(-1, H, C).mean(dim=1)
+        if self.root_weight:
+            x_r = self.lin_skip(x[1])
+            if self.lin_beta is not None:
+                b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
+                out = b * x_r + (1 - b) * out
+            else:
+                out = out + x_r
+        if want_alpha:
+            ei = g.edge_index if g.edge_index is not None else graph_edge_index(g.graph)
+            return out, (ei, g.alpha_in_edge_order(alpha))
+        return out
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"

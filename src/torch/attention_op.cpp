@@ -1,0 +1,250 @@
+// tessera::attention and tessera::attention_backward: schemas, CPU/CUDA kernels (thin calls into
+// ops::attention_forward / ops::attention_backward) and the Autograd kernel.
+#include "attention_op.hpp"
+
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include "tessera/ops/attention.hpp"
+#include "views.hpp"
+
+namespace tessera::pt {
+
+namespace {
+
+using OptTensor = c10::optional<at::Tensor>;
+using Outputs = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
+using Grads = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+
+bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
+at::Tensor packed_rows(const at::Tensor& t) { return (t.size(1) <= 1 || t.stride(1) == 1) ? t : t.contiguous(); }
+
+template <class I>
+ops::AttentionArgs<I> make_args(const char* op, const Device& dev, const at::Tensor& rowptr, const at::Tensor& col,
+                                const at::Tensor& q, const at::Tensor& k, const OptTensor& v, const at::Tensor& att,
+                                int64_t heads, const std::string& kind, double slope, double scale, double dropout,
+                                int64_t seed, int64_t graph_id) {
+  ops::AttentionArgs<I> a;
+  a.kind = ops::parse_attention_kind(kind);
+  TESSERA_CHECK(heads >= 1 && q.dim() == 2 && q.size(1) % heads == 0, op, ": query must be [N, heads*C] with heads = ",
+                heads, ", got ", q.sizes());
+  a.A = csr_view<I>(rowptr, col, k.size(0), dev, op, uint64_t(graph_id));
+  a.heads = heads;
+  a.channels = q.size(1) / heads;
+  a.query = dense_view(q, dev, op, "query");
+  a.key = dense_view(k, dev, op, "key");
+  if (has(v)) a.value = dense_view(*v, dev, op, "value");
+  if (att.defined()) {
+    TESSERA_CHECK(att.numel() == q.size(1) && att.is_contiguous(), op, ": att must hold heads*C = ", q.size(1),
+                  " values, got ", att.sizes());
+    a.att = att.data_ptr();
+  }
+  a.negative_slope = slope;
+  a.scale = scale;
+  a.dropout = dropout;
+  a.dropout_seed = uint64_t(seed);
+  return a;
+}
+
+Outputs attention_kernel(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& query_in,
+                         const at::Tensor& key_in, const OptTensor& value_in, const OptTensor& att_in, int64_t heads,
+                         c10::string_view kind_sv, double slope, double scale, double dropout, int64_t seed,
+                         bool return_alpha, bool alpha_after_dropout, const OptTensor&, const OptTensor&,
+                         const OptTensor&, bool, int64_t graph_id) {
+  const std::string kind(kind_sv);
+  TESSERA_CHECK(query_in.dim() == 2 && key_in.dim() == 2, "attention: query and key must be 2-D, got ",
+                query_in.sizes(), " and ", key_in.sizes());
+  const at::Tensor q = packed_rows(query_in), k = packed_rows(key_in);
+  OptTensor v;
+  if (has(value_in)) v = packed_rows(*value_in);
+  TorchExec ex(q);
+  const Device dev = ex.device();
+  const auto acc = accum_type(q.scalar_type());
+  at::Tensor att;
+  if (has(att_in)) att = att_in->to(acc).contiguous();
+  const int64_t rows = rowptr.size(0) - 1;
+  auto out = at::empty({rows, q.size(1)}, q.options());
+  auto lse = at::empty({rows, heads}, q.options().dtype(acc));
+  auto alpha = at::empty({return_alpha ? col.size(0) : 0, heads}, q.options().dtype(acc));
+  TESSERA_DISPATCH_INDEX(index_type_from(rowptr, "attention: rowptr"), I, [&] {
+    auto a = make_args<I>("attention", dev, rowptr, col, q, k, v, att, heads, kind, slope, scale, dropout, seed,
+                          graph_id);
+    a.out = dense_view(out, dev, "attention", "out");
+    a.lse = lse.data_ptr();
+    a.alpha = return_alpha ? alpha.data_ptr() : nullptr;
+    a.alpha_after_dropout = alpha_after_dropout;
+    ops::attention_forward<I>(a, ex.get());
+  });
+  return {out, lse, alpha};
+}
+
+Grads attention_backward_kernel(const at::Tensor& grad_out, const at::Tensor& rowptr, const at::Tensor& col,
+                                const at::Tensor& query_in, const at::Tensor& key_in, const OptTensor& value_in,
+                                const OptTensor& att_in, const at::Tensor& out_in, const at::Tensor& lse_in,
+                                int64_t heads, c10::string_view kind_sv, double slope, double scale, double dropout,
+                                int64_t seed, const OptTensor& t_rowptr, const OptTensor& t_col,
+                                const OptTensor& t_perm, bool symmetric) {
+  const std::string kind(kind_sv);
+  const at::Tensor q = packed_rows(query_in), k = packed_rows(key_in), out = packed_rows(out_in);
+  const at::Tensor dout = packed_rows(grad_out.to(q.scalar_type()));
+  OptTensor v;
+  if (has(value_in)) v = packed_rows(*value_in);
+  TorchExec ex(q);
+  const Device dev = ex.device();
+  const auto acc = accum_type(q.scalar_type());
+  at::Tensor att;
+  if (has(att_in)) att = att_in->to(acc).contiguous();
+  const at::Tensor lse = lse_in.to(acc).contiguous();
+  auto dq = at::empty_like(q, at::MemoryFormat::Contiguous);
+  auto dk = at::empty_like(k, at::MemoryFormat::Contiguous);
+  at::Tensor dv = v ? at::empty_like(*v, at::MemoryFormat::Contiguous) : at::Tensor();
+  at::Tensor datt = att.defined() ? at::empty({att.numel()}, q.options().dtype(acc)) : at::Tensor();
+  TESSERA_CHECK(has(t_rowptr) == has(t_col) && has(t_col) == has(t_perm),
+                "attention: pass all of t_rowptr, t_col, t_perm (a cached transpose) or none");
+  TESSERA_DISPATCH_INDEX(index_type_from(rowptr, "attention: rowptr"), I, [&] {
+    ops::AttentionBackwardArgs<I> b;
+    b.fwd = make_args<I>("attention_backward", dev, rowptr, col, q, k, v, att, heads, kind, slope, scale, dropout,
+                         seed, 0);
+    b.fwd.out = dense_view(out, dev, "attention_backward", "out");
+    TESSERA_CHECK(lse.numel() == b.fwd.A.rows * heads, "attention_backward: lse has ", lse.numel(),
+                  " entries, expected ", b.fwd.A.rows * heads);
+    b.fwd.lse = lse.data_ptr();
+    b.dout = dense_view(dout, dev, "attention_backward", "grad_out");
+    b.dquery = dense_view(dq, dev, "attention_backward", "dquery");
+    b.dkey = dense_view(dk, dev, "attention_backward", "dkey");
+    if (dv.defined()) b.dvalue = dense_view(dv, dev, "attention_backward", "dvalue");
+    b.datt = datt.defined() ? datt.data_ptr() : nullptr;
+    b.symmetric = symmetric;
+    ops::AttentionTransposeView<I> tv;
+    if (has(t_rowptr)) {
+      const auto t = csr_view<I>(*t_rowptr, *t_col, b.fwd.A.rows, dev, "attention_backward (transpose)");
+      TESSERA_CHECK(t_perm->scalar_type() == t_col->scalar_type() && t_perm->numel() == t_col->numel() &&
+                        t_perm->is_contiguous(),
+                    "attention_backward: t_perm must be a contiguous index tensor like t_col");
+      tv = {t.rows, t.nnz, t.rowptr, t.col, t_perm->data_ptr<I>(), dev};
+      b.transpose = &tv;
+    }
+    ops::attention_backward<I>(b, ex.get());
+  });
+  return {dq, dk, dv, datt};
+}
+
+// ---- autograd ----
+
+struct Saved {
+  AttentionGraph g;
+  AttentionOptions o;
+};
+
+class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& query,
+                                                const at::Tensor& key, const at::Tensor& value,
+                                                const at::Tensor& att, const AttentionGraph& g,
+                                                const AttentionOptions& o) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    static auto op = c10::Dispatcher::singleton()
+                         .findSchemaOrThrow("tessera::attention", "")
+                         .typed<decltype(attention_kernel)>();
+    auto opt = [](const at::Tensor& t) { return t.defined() ? OptTensor(t) : OptTensor(); };
+    auto [out, lse, alpha] = op.call(g.rowptr, g.col, query, key, opt(value), opt(att), o.heads, o.kind,
+                                     o.negative_slope, o.scale, o.dropout, o.seed, o.return_alpha,
+                                     o.alpha_after_dropout, opt(g.t_rowptr), opt(g.t_col), opt(g.t_perm),
+                                     g.symmetric, g.graph_id);
+    ctx->save_for_backward({query, key, value, att, out, lse});
+    ctx->saved_data["rowptr"] = g.rowptr;
+    ctx->saved_data["col"] = g.col;
+    ctx->saved_data["t_rowptr"] = g.t_rowptr;
+    ctx->saved_data["t_col"] = g.t_col;
+    ctx->saved_data["t_perm"] = g.t_perm;
+    ctx->saved_data["symmetric"] = g.symmetric;
+    ctx->saved_data["heads"] = o.heads;
+    ctx->saved_data["kind"] = o.kind;
+    ctx->saved_data["slope"] = o.negative_slope;
+    ctx->saved_data["scale"] = o.scale;
+    ctx->saved_data["dropout"] = o.dropout;
+    ctx->saved_data["seed"] = o.seed;
+    ctx->mark_non_differentiable({lse, alpha});
+    return {out, lse, alpha};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto s = ctx->get_saved_variables();
+    auto opt = [](const at::Tensor& t) { return t.defined() ? OptTensor(t) : OptTensor(); };
+    static auto op = c10::Dispatcher::singleton()
+                         .findSchemaOrThrow("tessera::attention_backward", "")
+                         .typed<decltype(attention_backward_kernel)>();
+    const at::Tensor& query = s[0];
+    at::Tensor dout = grads[0].defined() ? grads[0] : at::zeros_like(s[4]);
+    auto [dq, dk, dv, datt] = op.call(
+        dout, ctx->saved_data["rowptr"].toTensor(), ctx->saved_data["col"].toTensor(), query, s[1], opt(s[2]),
+        opt(s[3]), s[4], s[5], ctx->saved_data["heads"].toInt(), ctx->saved_data["kind"].toStringRef(),
+        ctx->saved_data["slope"].toDouble(), ctx->saved_data["scale"].toDouble(),
+        ctx->saved_data["dropout"].toDouble(), ctx->saved_data["seed"].toInt(),
+        opt(ctx->saved_data["t_rowptr"].toTensor()), opt(ctx->saved_data["t_col"].toTensor()),
+        opt(ctx->saved_data["t_perm"].toTensor()), ctx->saved_data["symmetric"].toBool());
+    if (datt.defined() && s[3].defined()) datt = datt.to(s[3].scalar_type()).view(s[3].sizes());
+    return {dq, dk, dv, datt, at::Tensor(), at::Tensor()};
+  }
+};
+
+Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& query,
+                           const at::Tensor& key, const OptTensor& value, const OptTensor& att, int64_t heads,
+                           c10::string_view kind, double slope, double scale, double dropout, int64_t seed,
+                           bool return_alpha, bool alpha_after_dropout, const OptTensor& t_rowptr,
+                           const OptTensor& t_col, const OptTensor& t_perm, bool symmetric, int64_t graph_id) {
+  TESSERA_CHECK(has(t_rowptr) == has(t_col) && has(t_col) == has(t_perm),
+                "attention: pass all of t_rowptr, t_col, t_perm (a cached transpose) or none");
+  AttentionGraph g{rowptr, col, key.size(0), has(t_rowptr) ? *t_rowptr : at::Tensor(),
+                   has(t_col) ? *t_col : at::Tensor(), has(t_perm) ? *t_perm : at::Tensor(), symmetric, graph_id};
+  AttentionOptions o{std::string(kind), heads, slope, scale, dropout, seed, return_alpha, alpha_after_dropout};
+  auto r = AttentionFunction::apply(query, key, has(value) ? *value : at::Tensor(), has(att) ? *att : at::Tensor(),
+                                    g, o);
+  return {r[0], r[1], r[2]};
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> attention(const AttentionGraph& g, const at::Tensor& query,
+                                                         const at::Tensor& key, const at::Tensor& value,
+                                                         const at::Tensor& att, const AttentionOptions& o) {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("tessera::attention", "")
+                       .typed<decltype(attention_kernel)>();
+  auto opt = [](const at::Tensor& t) { return t.defined() ? OptTensor(t) : OptTensor(); };
+  return op.call(g.rowptr, g.col, query, key, opt(value), opt(att), o.heads, o.kind, o.negative_slope, o.scale,
+                 o.dropout, o.seed, o.return_alpha, o.alpha_after_dropout, opt(g.t_rowptr), opt(g.t_col),
+                 opt(g.t_perm), g.symmetric, g.graph_id);
+}
+
+}  // namespace tessera::pt
+
+TORCH_LIBRARY_FRAGMENT(tessera, m) {
+  m.def("attention(Tensor rowptr, Tensor col, Tensor query, Tensor key, Tensor? value, Tensor? att, int heads, "
+        "str kind, float negative_slope=0.2, float scale=0., float dropout=0., int seed=0, bool return_alpha=False, "
+        "bool alpha_after_dropout=False, Tensor? t_rowptr=None, Tensor? t_col=None, Tensor? t_perm=None, "
+        "bool symmetric=False, int graph_id=0) -> (Tensor, Tensor, Tensor)");
+  m.def("attention_backward(Tensor grad_out, Tensor rowptr, Tensor col, Tensor query, Tensor key, Tensor? value, "
+        "Tensor? att, Tensor out, Tensor lse, int heads, str kind, float negative_slope, float scale, "
+        "float dropout, int seed, Tensor? t_rowptr=None, Tensor? t_col=None, Tensor? t_perm=None, "
+        "bool symmetric=False) -> (Tensor, Tensor, Tensor, Tensor)");
+}
+
+TORCH_LIBRARY_IMPL(tessera, CPU, m) {
+  m.impl("attention", TORCH_FN(tessera::pt::attention_kernel));
+  m.impl("attention_backward", TORCH_FN(tessera::pt::attention_backward_kernel));
+}
+
+#ifdef TESSERA_TORCH_CUDA
+TORCH_LIBRARY_IMPL(tessera, CUDA, m) {
+  m.impl("attention", TORCH_FN(tessera::pt::attention_kernel));
+  m.impl("attention_backward", TORCH_FN(tessera::pt::attention_backward_kernel));
+}
+#endif
+
+TORCH_LIBRARY_IMPL(tessera, Autograd, m) {
+  m.impl("attention", TORCH_FN(tessera::pt::attention_autograd));
+}

@@ -1,0 +1,42 @@
+#pragma once
+// The attention family's torch ops (schemas and kernels in attention_op.cpp):
+//   tessera::attention(rowptr, col, query, key, value?, att?, heads, kind, negative_slope, scale,
+//                      dropout, seed, return_alpha, alpha_after_dropout, t_rowptr?, t_col?, t_perm?,
+//                      symmetric, graph_id) -> (out, lse, alpha)
+//     Fused GATv2 / Graph Transformer attention (ops/attention.hpp): query [N_dst, H*C],
+//     key/value [N_src, H*C], att [H*C] (GATv2, any float dtype); out [N_dst, H*C], lse
+//     [N_dst, H] and alpha [nnz, H] (empty unless return_alpha) in the accumulation type.
+//     Autograd: query, key, value and att get gradients from the fused backward, which walks
+//     the transpose (t_* when given, e.g. a Graph's memoized one; else built per call) or A
+//     itself when symmetric. alpha is not differentiable.
+//   tessera::attention_backward(...) -> (dquery, dkey, dvalue, datt): the fused backward.
+#include <ATen/ATen.h>
+
+#include <string>
+#include <tuple>
+
+namespace tessera::pt {
+
+struct AttentionGraph {
+  at::Tensor rowptr, col;            // rows = targets
+  int64_t num_src = 0;
+  at::Tensor t_rowptr, t_col, t_perm;  // optional transpose (all or none)
+  bool symmetric = false;
+  int64_t graph_id = 0;
+};
+
+struct AttentionOptions {
+  std::string kind = "transformer";   // "gatv2" | "transformer"
+  int64_t heads = 1;
+  double negative_slope = 0.2, scale = 0, dropout = 0;
+  int64_t seed = 0;
+  bool return_alpha = false, alpha_after_dropout = false;
+};
+
+// Through the dispatcher (autograd-aware). value: undefined for GATv2, att: undefined for the
+// Transformer. Returns (out, lse, alpha).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> attention(const AttentionGraph& g, const at::Tensor& query,
+                                                         const at::Tensor& key, const at::Tensor& value,
+                                                         const at::Tensor& att, const AttentionOptions& o);
+
+}  // namespace tessera::pt

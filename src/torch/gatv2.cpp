@@ -1,0 +1,149 @@
+// tessera::nn::GATv2Conv and the "gatv2" model of `tessera train`.
+#include "tessera/torch/gatv2.hpp"
+
+#include <cmath>
+
+#include "attention_op.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/torch/models.hpp"
+
+namespace tessera::nn {
+
+namespace {
+void glorot(torch::Tensor& t) {
+  const double a = std::sqrt(6.0 / double(t.size(-2) + t.size(-1)));
+  t.uniform_(-a, a);
+}
+void pyg_bias(torch::nn::Linear& lin) {  // PyG Linear: U(-1/sqrt(in), 1/sqrt(in))
+  if (!lin->bias.defined()) return;
+  const double b = 1.0 / std::sqrt(double(lin->weight.size(1)));
+  lin->bias.uniform_(-b, b);
+}
+}  // namespace
+
+GATv2ConvImpl::GATv2ConvImpl(const GATv2ConvOptions& opts) : options(opts) { reset(); }
+
+void GATv2ConvImpl::reset() {
+  const auto& o = options;
+  TESSERA_CHECK(o.in_channels() > 0 && o.out_channels() > 0 && o.heads() > 0,
+                "GATv2Conv: in_channels, out_channels and heads must be positive, got ", o.in_channels(), ", ",
+                o.out_channels(), ", ", o.heads());
+  const int64_t HC = o.heads() * o.out_channels();
+  lin_l = register_module("lin_l", torch::nn::Linear(torch::nn::LinearOptions(o.in_channels(), HC).bias(o.bias())));
+  lin_r = o.share_weights()
+              ? register_module("lin_r", lin_l)
+              : register_module("lin_r", torch::nn::Linear(torch::nn::LinearOptions(o.in_channels(), HC).bias(o.bias())));
+  att = register_parameter("att", torch::empty({1, o.heads(), o.out_channels()}));
+  const int64_t total = o.concat() ? HC : o.out_channels();
+  if (o.residual())
+    res = register_module("res", torch::nn::Linear(torch::nn::LinearOptions(o.in_channels(), total).bias(false)));
+  bias = o.bias() ? register_parameter("bias", torch::empty({total}))
+                  : register_parameter("bias", torch::Tensor(), /*requires_grad=*/false);
+  reset_parameters();
+}
+
+void GATv2ConvImpl::reset_parameters() {
+  torch::NoGradGuard no_grad;
+  glorot(lin_l->weight);
+  pyg_bias(lin_l);
+  if (!options.share_weights()) {
+    glorot(lin_r->weight);
+    pyg_bias(lin_r);
+  }
+  if (res) glorot(res->weight);
+  glorot(att);
+  if (bias.defined()) bias.zero_();
+  looped_for_ = 0;
+  looped_ = pt::Graph();
+}
+
+pt::Graph GATv2ConvImpl::looped(const pt::Graph& g) {
+  if (looped_for_ == g.id() && looped_.defined()) return looped_;
+  const auto dev = g.device();
+  const auto deg = (g.rowptr().slice(0, 1) - g.rowptr().slice(0, 0, -1)).to(torch::kLong);
+  const auto rows = torch::repeat_interleave(torch::arange(g.rows(), torch::dtype(torch::kLong).device(dev)), deg);
+  const auto cols = g.col().to(torch::kLong);
+  const auto keep = cols != rows;
+  const int64_t n = std::min(g.rows(), g.cols());
+  const auto loops = torch::arange(n, torch::dtype(torch::kLong).device(dev));
+  const auto ei = torch::cat({torch::stack({cols.index({keep}), rows.index({keep})}), torch::stack({loops, loops})}, 1);
+  looped_ = pt::Graph::from_edge_index(ei, {}, g.rows(), g.cols());
+  looped_for_ = g.id();
+  return looped_;
+}
+
+torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph) {
+  TESSERA_CHECK(graph.rows() == x.size(0) && graph.cols() == x.size(0), "GATv2Conv: graph is ", graph.rows(), " x ",
+                graph.cols(), " but x has ", x.size(0), " nodes");
+  const int64_t H = options.heads(), C = options.out_channels();
+  const auto g = options.add_self_loops() ? looped(graph) : graph;
+  auto x_l = lin_l->forward(x);
+  auto x_r = options.share_weights() ? x_l : lin_r->forward(x);
+  pt::AttentionGraph ag{g.rowptr(), g.col(), g.cols()};
+  ag.graph_id = int64_t(g.id());
+  if (torch::GradMode::is_enabled()) {
+    const auto& t = g.transpose();
+    ag.t_rowptr = t.rowptr;
+    ag.t_col = t.col;
+    ag.t_perm = t.perm;
+  }
+  pt::AttentionOptions o;
+  o.kind = "gatv2";
+  o.heads = H;
+  o.negative_slope = options.negative_slope();
+  o.dropout = is_training() ? options.dropout() : 0.0;
+  if (o.dropout > 0) o.seed = torch::randint(int64_t(1) << 62, {1}, torch::kLong).item<int64_t>();
+  auto out = std::get<0>(pt::attention(ag, x_r, x_l, torch::Tensor(), att.reshape({-1}), o));
+  if (!options.concat()) out = out.view({-1, H, C}).mean(1);
+  if (res) out = out + res->forward(x);
+  if (bias.defined()) out = out + bias;
+  return out;
+}
+
+void GATv2ConvImpl::pretty_print(std::ostream& stream) const {
+  stream << "tessera::nn::GATv2Conv(" << options.in_channels() << ", " << options.out_channels()
+         << ", heads=" << options.heads() << ")";
+}
+
+// ---- the "gatv2" model: layers x GATv2Conv (heads concatenated, the last one averaged), ELU ----
+namespace {
+int64_t heads_of(const ModelConfig& c) {
+  auto it = c.extra.find("heads");
+  const int64_t h = it == c.extra.end() ? 8 : std::stoll(it->second);
+  TESSERA_CHECK(h >= 1, "--heads must be >= 1, got ", h);
+  return h;
+}
+
+class Gatv2Model final : public NodeModel {
+ public:
+  explicit Gatv2Model(const ModelConfig& c) : dropout_(c.dropout) {
+    TESSERA_CHECK(c.layers >= 1, "gatv2: --layers must be >= 1, got ", c.layers);
+    const int64_t H = heads_of(c);
+    const int64_t per_head = std::max<int64_t>(1, c.hidden / H);
+    for (int l = 0; l < c.layers; ++l) {
+      const bool last = l + 1 == c.layers;
+      const int64_t in = l == 0 ? c.in_channels : per_head * H;
+      auto opts = last ? GATv2ConvOptions(in, c.out_channels).heads(1) : GATv2ConvOptions(in, per_head).heads(H);
+      convs_.push_back(register_module("conv" + std::to_string(l), GATv2Conv(opts.dropout(c.dropout))));
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
+    auto h = x;
+    for (size_t l = 0; l < convs_.size(); ++l) {
+      h = torch::dropout(h, dropout_, is_training());
+      h = convs_[l]->forward(h, graph);
+      if (l + 1 < convs_.size()) h = torch::elu(h);
+    }
+    return h;
+  }
+
+ private:
+  double dropout_;
+  std::vector<GATv2Conv> convs_;
+};
+
+ModelRegistrar gatv2_registrar("gatv2", "GATv2 (Brody et al.): stacked GATv2Conv (--heads, default 8), ELU, dropout",
+                               [](const ModelConfig& c) { return std::make_shared<Gatv2Model>(c); });
+}  // namespace
+
+}  // namespace tessera::nn

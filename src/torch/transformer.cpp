@@ -1,0 +1,110 @@
+// tessera::nn::TransformerConv and the "transformer" model of `tessera train`.
+#include "tessera/torch/transformer.hpp"
+
+#include <cmath>
+
+#include "attention_op.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/torch/models.hpp"
+
+namespace tessera::nn {
+
+TransformerConvImpl::TransformerConvImpl(const TransformerConvOptions& opts) : options(opts) { reset(); }
+
+void TransformerConvImpl::reset() {
+  auto& o = options;
+  TESSERA_CHECK(o.in_channels() > 0 && o.out_channels() > 0 && o.heads() > 0,
+                "TransformerConv: in_channels, out_channels and heads must be positive, got ", o.in_channels(), ", ",
+                o.out_channels(), ", ", o.heads());
+  o.beta(o.beta() && o.root_weight());  // as PyG: beta only with the root weight
+  const int64_t HC = o.heads() * o.out_channels();
+  auto lin = [&](int64_t in, int64_t out, bool b) { return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(b)); };
+  lin_key = register_module("lin_key", lin(o.in_channels(), HC, true));
+  lin_query = register_module("lin_query", lin(o.in_channels(), HC, true));
+  lin_value = register_module("lin_value", lin(o.in_channels(), HC, true));
+  const int64_t width = o.concat() ? HC : o.out_channels();
+  lin_skip = register_module("lin_skip", lin(o.in_channels(), width, o.bias()));
+  if (o.beta()) lin_beta = register_module("lin_beta", lin(3 * width, 1, false));
+}
+
+void TransformerConvImpl::reset_parameters() {
+  for (auto* l : {&lin_key, &lin_query, &lin_value, &lin_skip, &lin_beta})
+    if (*l) (*l)->reset_parameters();
+}
+
+torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Graph& g) {
+  TESSERA_CHECK(g.rows() == x.size(0) && g.cols() == x.size(0), "TransformerConv: graph is ", g.rows(), " x ",
+                g.cols(), " but x has ", x.size(0), " nodes");
+  const int64_t H = options.heads(), C = options.out_channels();
+  auto q = lin_query->forward(x), k = lin_key->forward(x), v = lin_value->forward(x);
+  pt::AttentionGraph ag{g.rowptr(), g.col(), g.cols()};
+  ag.graph_id = int64_t(g.id());
+  if (torch::GradMode::is_enabled()) {
+    const auto& t = g.transpose();
+    ag.t_rowptr = t.rowptr;
+    ag.t_col = t.col;
+    ag.t_perm = t.perm;
+  }
+  pt::AttentionOptions o;
+  o.kind = "transformer";
+  o.heads = H;
+  o.dropout = is_training() ? options.dropout() : 0.0;
+  if (o.dropout > 0) o.seed = torch::randint(int64_t(1) << 62, {1}, torch::kLong).item<int64_t>();
+  auto out = std::get<0>(pt::attention(ag, q, k, v, torch::Tensor(), o));
+  if (!options.concat()) out = out.view({-1, H, C}).mean(1);
+  if (options.root_weight()) {
+    auto x_r = lin_skip->forward(x);
+    if (lin_beta) {
+      auto b = torch::sigmoid(lin_beta->forward(torch::cat({out, x_r, out - x_r}, -1)));
+      out = b * x_r + (1 - b) * out;
+    } else {
+      out = out + x_r;
+    }
+  }
+  return out;
+}
+
+void TransformerConvImpl::pretty_print(std::ostream& stream) const {
+  stream << "tessera::nn::TransformerConv(" << options.in_channels() << ", " << options.out_channels()
+         << ", heads=" << options.heads() << ")";
+}
+
+// ---- the "transformer" model: layers x TransformerConv (heads concatenated, last averaged) ----
+namespace {
+class TransformerModel final : public NodeModel {
+ public:
+  explicit TransformerModel(const ModelConfig& c) : dropout_(c.dropout) {
+    TESSERA_CHECK(c.layers >= 1, "transformer: --layers must be >= 1, got ", c.layers);
+    auto it = c.extra.find("heads");
+    const int64_t H = it == c.extra.end() ? 4 : std::stoll(it->second);
+    TESSERA_CHECK(H >= 1, "--heads must be >= 1, got ", H);
+    const int64_t per_head = std::max<int64_t>(1, c.hidden / H);
+    for (int l = 0; l < c.layers; ++l) {
+      const bool last = l + 1 == c.layers;
+      const int64_t in = l == 0 ? c.in_channels : per_head * H;
+      auto opts = last ? TransformerConvOptions(in, c.out_channels).heads(H).concat(false)
+                       : TransformerConvOptions(in, per_head).heads(H);
+      convs_.push_back(register_module("conv" + std::to_string(l), TransformerConv(opts.dropout(c.dropout))));
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
+    auto h = x;
+    for (size_t l = 0; l < convs_.size(); ++l) {
+      h = torch::dropout(h, dropout_, is_training());
+      h = convs_[l]->forward(h, graph);
+      if (l + 1 < convs_.size()) h = torch::elu(h);
+    }
+    return h;
+  }
+
+ private:
+  double dropout_;
+  std::vector<TransformerConv> convs_;
+};
+
+ModelRegistrar transformer_registrar(
+    "transformer", "Graph Transformer (Shi et al.): stacked TransformerConv (--heads, default 4), ELU, dropout",
+    [](const ModelConfig& c) { return std::make_shared<TransformerModel>(c); });
+}  // namespace
+
+}  // namespace tessera::nn
