@@ -107,16 +107,18 @@ Coo<int64_t> rmat(const RmatOptions& o) {
                 max_noise, "] for these a, b, c");
   const int64_t n = int64_t(1) << o.scale;
   const int64_t m = edge_count(double(n), o.avg_degree, 1.0, "rmat");
-  // Cumulative quadrant thresholds per level.
-  std::vector<double> ta(size_t(o.scale)), tab(size_t(o.scale)), tabc(size_t(o.scale));
+  // Cumulative quadrant thresholds per level, as 32-bit fixed point so that the quadrant choice is
+  // branch-free integer compares (random branches would mispredict half the time).
+  std::vector<uint64_t> ta(size_t(o.scale)), tab(size_t(o.scale)), tabc(size_t(o.scale));
   const Stream noise(o.seed, detail::kNoise);
   for (int l = 0; l < o.scale; ++l) {
     const double mu = o.noise * (2 * noise.uniform(uint64_t(l)) - 1);
     const double a = o.a - 2 * mu * o.a / (o.a + d), b = o.b + mu, c = o.c + mu, dd = d - 2 * mu * d / (o.a + d);
     const double sum = a + b + c + dd;
-    ta[size_t(l)] = a / sum;
-    tab[size_t(l)] = (a + b) / sum;
-    tabc[size_t(l)] = (a + b + c) / sum;
+    auto fixed = [](double p) { return uint64_t(std::llround(std::clamp(p, 0.0, 1.0) * 0x1.0p32)); };
+    ta[size_t(l)] = fixed(a / sum);
+    tab[size_t(l)] = fixed((a + b) / sum);
+    tabc[size_t(l)] = fixed((a + b + c) / sum);
   }
   // Scrambling: a bijection of [0, 2^scale) (odd multiply and xorshift, both invertible mod 2^scale).
   const uint64_t mask = uint64_t(n) - 1;
@@ -137,17 +139,15 @@ Coo<int64_t> rmat(const RmatOptions& o) {
   const int draws = (o.scale + 1) / 2;  // two 32-bit uniforms per 64-bit draw
 #pragma omp parallel for schedule(static)
   for (int64_t k = 0; k < m; ++k) {
-    uint64_t row = 0, col = 0;
-    for (int t = 0; t < draws; ++t) {
-      const uint64_t bits = s.bits(uint64_t(k) * uint64_t(draws) + uint64_t(t));
-      for (int h = 0; h < 2; ++h) {
-        const int l = 2 * t + h;
-        if (l >= o.scale) break;
-        const double u = double(uint32_t(bits >> (32 * h))) * 0x1.0p-32;
-        const uint64_t rb = u >= tab[size_t(l)], cb = (u >= ta[size_t(l)] && u < tab[size_t(l)]) || u >= tabc[size_t(l)];
-        row = (row << 1) | rb;
-        col = (col << 1) | cb;
-      }
+    uint64_t row = 0, col = 0, bits = 0;
+    for (int l = 0; l < o.scale; ++l) {
+      // Level l uses one 32-bit half of draw l / 2. Quadrants by u: [0, a) -> (0,0), [a, a+b) -> (0,1),
+      // [a+b, a+b+c) -> (1,0), rest -> (1,1); so row bit = u >= a+b, column bit = parity of thresholds passed.
+      if ((l & 1) == 0) bits = s.bits(uint64_t(k) * uint64_t(draws) + uint64_t(l / 2));
+      const uint64_t u = (l & 1) ? bits >> 32 : bits & 0xffffffffull;
+      const uint64_t pa = u >= ta[size_t(l)], pab = u >= tab[size_t(l)], pabc = u >= tabc[size_t(l)];
+      row = (row << 1) | pab;
+      col = (col << 1) | (pa ^ pab ^ pabc);
     }
     if (o.scramble) { row = scramble(row); col = scramble(col); }
     coo.src[size_t(k)] = int64_t(row);
