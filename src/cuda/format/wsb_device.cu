@@ -3,6 +3,7 @@
 // by graph identity (never by pointers, which the allocator reuses), bounded by an LRU.
 #include "cuda/format/wsb_device.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <list>
@@ -14,7 +15,9 @@
 namespace tessera::cuda {
 
 WsbDevice::~WsbDevice() {
-  if (!owned[0] && !owned[1] && !owned[2] && !owned[3]) return;
+  bool any = false;
+  for (void* p : owned) any = any || p;
+  if (!any) return;
   int prev = 0;
   if (cudaGetDevice(&prev) == cudaSuccess && prev != device) cudaSetDevice(device);
   for (void* p : owned)
@@ -29,7 +32,7 @@ struct Key {
   int device = 0;
   IndexType index = IndexType::i32;
   DType tile = DType::f32;
-  bool weighted = false;
+  int weights = 0;  // 0 ones, 1 A.values, 2 per-call values
   bool operator==(const Key&) const = default;
 };
 
@@ -59,25 +62,52 @@ void* upload(const std::vector<T>& v, cudaStream_t s) {
 }
 
 template <class I, class T>
-void build_and_upload(const CsrView<I>& host, WsbDevice& d, cudaStream_t s) {
-  format::Wsb<I, T> w = format::build_wsb<I, T>(host, host.values);
+void build_and_upload(const CsrView<I>& host, WsbDevice& d, cudaStream_t s, bool per_call) {
+  const auto t0 = std::chrono::steady_clock::now();
+  format::Wsb<I, T> w;
+  w.pattern = format::build_wsb_pattern(host, &w.stats);
+  std::vector<int64_t> run_cell, run_ptr, run_entry;
+  if (per_call) {
+    // Entries sorted by cell; equal cells (duplicate edges) form one run.
+    run_entry.resize(size_t(host.nnz));
+    for (int64_t k = 0; k < host.nnz; ++k) run_entry[size_t(k)] = k;
+    std::stable_sort(run_entry.begin(), run_entry.end(),
+                     [&](int64_t a, int64_t b) { return w.pattern.cell[size_t(a)] < w.pattern.cell[size_t(b)]; });
+    for (int64_t j = 0; j < host.nnz; ++j) {
+      const int64_t c = w.pattern.cell[size_t(run_entry[size_t(j)])];
+      if (run_cell.empty() || run_cell.back() != c) run_cell.push_back(c), run_ptr.push_back(j);
+    }
+    run_ptr.push_back(host.nnz);
+  } else {
+    w.tiles = format::fill_wsb_tiles<I, T>(w.pattern, host.values, host.nnz);
+    w.stats.bytes_tiles = w.tiles.size() * sizeof(T);
+  }
+  w.stats.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   d.windows = w.pattern.windows();
   d.blocks = w.pattern.blocks();
   d.stats = w.stats;
+  d.runs = int64_t(run_cell.size());
   d.owned[0] = upload(w.pattern.window_ptr, s);
   d.owned[1] = upload(w.pattern.block_cols, s);
   d.owned[2] = upload(w.pattern.bitmap, s);
   d.owned[3] = upload(w.tiles, s);
+  d.owned[4] = upload(run_cell, s);
+  d.owned[5] = upload(run_ptr, s);
+  d.owned[6] = upload(run_entry, s);
   // The host vectors die at return: the copies must be complete.
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   d.window_ptr = static_cast<const int64_t*>(d.owned[0]);
   d.block_cols = d.owned[1];
   d.bitmap = static_cast<const uint64_t*>(d.owned[2]);
   d.tiles = d.owned[3];
+  d.run_cell = static_cast<const int64_t*>(d.owned[4]);
+  d.run_ptr = static_cast<const int64_t*>(d.owned[5]);
+  d.run_entry = static_cast<const int64_t*>(d.owned[6]);
 }
 
 template <class I>
-std::shared_ptr<const WsbDevice> make(const CsrView<I>& A, DType tile, int device, cudaStream_t s) {
+std::shared_ptr<const WsbDevice> make(const CsrView<I>& A, DType tile, int device, cudaStream_t s,
+                                      bool per_call) {
   const auto t0 = std::chrono::steady_clock::now();
   // A host view of the CSR (downloaded once when A lives on the device).
   std::vector<I> rowptr, col;
@@ -86,18 +116,18 @@ std::shared_ptr<const WsbDevice> make(const CsrView<I>& A, DType tile, int devic
   if (A.device.is_cuda()) {
     rowptr.resize(size_t(A.rows) + 1);
     col.resize(size_t(A.nnz));
-    if (A.values) values.resize(size_t(A.nnz));
+    if (A.values && !per_call) values.resize(size_t(A.nnz));
     TESSERA_CUDA_CHECK(cudaMemcpyAsync(rowptr.data(), A.rowptr, rowptr.size() * sizeof(I), cudaMemcpyDeviceToHost, s));
     if (A.nnz) {
       TESSERA_CUDA_CHECK(cudaMemcpyAsync(col.data(), A.col, col.size() * sizeof(I), cudaMemcpyDeviceToHost, s));
-      if (A.values)
+      if (!values.empty())
         TESSERA_CUDA_CHECK(cudaMemcpyAsync(values.data(), A.values, values.size() * sizeof(float),
                                            cudaMemcpyDeviceToHost, s));
     }
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
     h.rowptr = rowptr.data();
     h.col = col.data();
-    h.values = A.values ? values.data() : nullptr;
+    h.values = values.empty() ? nullptr : values.data();
     h.device = Device{};
   }
   auto d = std::make_shared<WsbDevice>();
@@ -107,9 +137,9 @@ std::shared_ptr<const WsbDevice> make(const CsrView<I>& A, DType tile, int devic
   d->tile_dtype = tile;
   d->device = device;
   switch (tile) {
-    case DType::f16: build_and_upload<I, half_t>(h, *d, s); break;
-    case DType::bf16: build_and_upload<I, bf16_t>(h, *d, s); break;
-    case DType::f32: build_and_upload<I, float>(h, *d, s); break;
+    case DType::f16: build_and_upload<I, half_t>(h, *d, s, per_call); break;
+    case DType::bf16: build_and_upload<I, bf16_t>(h, *d, s, per_call); break;
+    case DType::f32: build_and_upload<I, float>(h, *d, s, per_call); break;
     default: fail("wsb: tile dtype ", dtype_name(tile), " is not supported (float16, bfloat16, float32)");
   }
   d->upload_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -120,11 +150,12 @@ std::shared_ptr<const WsbDevice> make(const CsrView<I>& A, DType tile, int devic
 
 template <class I>
 std::shared_ptr<const WsbDevice> wsb_device(const CsrView<I>& A, DType tile_dtype, const Exec& exec,
-                                            bool* cache_hit) {
+                                            bool* cache_hit, bool per_call_weights) {
   TESSERA_CHECK(A.id != 0, "wsb: the graph has no identity (id 0); the WSB format is cached per graph "
                 "and would be rebuilt on every call");
   int device = A.device.is_cuda() ? A.device.index : exec.device.index;
-  const Key key{A.id, device, index_of<I>::value, tile_dtype, A.values != nullptr};
+  const Key key{A.id, device, index_of<I>::value, tile_dtype,
+                per_call_weights ? 2 : A.values ? 1 : 0};
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
   for (auto it = c.lru.begin(); it != c.lru.end(); ++it)
@@ -136,7 +167,7 @@ std::shared_ptr<const WsbDevice> wsb_device(const CsrView<I>& A, DType tile_dtyp
   if (cache_hit) *cache_hit = false;
   // Built under the lock: builds are rare (once per graph) and concurrent first calls for the
   // same graph must not build twice.
-  auto d = make(A, tile_dtype, device, cuda_stream(exec.stream));
+  auto d = make(A, tile_dtype, device, cuda_stream(exec.stream), per_call_weights);
   c.lru.emplace_front(key, d);
   while (c.lru.size() > c.capacity()) c.lru.pop_back();
   return d;
@@ -172,6 +203,6 @@ template WsbDeviceInfo wsb_prepare_device<int64_t>(const CsrView<int64_t>&, DTyp
 }  // namespace tessera::format
 
 namespace tessera::cuda {
-template std::shared_ptr<const WsbDevice> wsb_device<int32_t>(const CsrView<int32_t>&, DType, const Exec&, bool*);
-template std::shared_ptr<const WsbDevice> wsb_device<int64_t>(const CsrView<int64_t>&, DType, const Exec&, bool*);
+template std::shared_ptr<const WsbDevice> wsb_device<int32_t>(const CsrView<int32_t>&, DType, const Exec&, bool*, bool);
+template std::shared_ptr<const WsbDevice> wsb_device<int64_t>(const CsrView<int64_t>&, DType, const Exec&, bool*, bool);
 }  // namespace tessera::cuda

@@ -22,17 +22,25 @@ struct WsbDevice {
   const void* block_cols = nullptr;     // blocks * 8 of the graph's index type
   const uint64_t* bitmap = nullptr;     // blocks * 2
   const void* tiles = nullptr;          // blocks * 128 of tile_dtype
+  // Per-call weights (SpmmArgs::values): the occupied cells as runs of CSR entries sorted by
+  // cell, so tiles can be re-derived from any nnz-array without atomics (duplicates are summed
+  // within a run). Present only in copies made for per-call weights; `tiles` is then null.
+  int64_t runs = 0;
+  const int64_t* run_cell = nullptr;    // runs: tile cell (block * 128 + r * 8 + c)
+  const int64_t* run_ptr = nullptr;     // runs + 1 offsets into run_entry
+  const int64_t* run_entry = nullptr;   // nnz CSR entry ids
   format::WsbStats stats;
   double upload_ms = 0;
   ~WsbDevice();
-  void* owned[4] = {nullptr, nullptr, nullptr, nullptr};
+  void* owned[7] = {};
   int device = 0;
 };
 
-// The cached copy of A's format with tiles of tile_dtype, built on first use (weights: A.values
-// or ones). A may live on the host or on the device; A.id must be non-zero.
+// The cached copy of A's format with tiles of tile_dtype, built on first use. Weights: A.values
+// or ones; with per_call_weights the copy holds the refill runs instead of tiles. A may live on
+// the host or on the device; A.id must be non-zero.
 template <class I>
 std::shared_ptr<const WsbDevice> wsb_device(const CsrView<I>& A, DType tile_dtype, const Exec& exec,
-                                            bool* cache_hit = nullptr);
+                                            bool* cache_hit = nullptr, bool per_call_weights = false);
 
 }  // namespace tessera::cuda

@@ -173,6 +173,21 @@ __device__ __forceinline__ void store_acc(const float (&acc)[kNTiles][4], Out* Y
   }
 }
 
+// ---- per-call weights: tiles from an nnz-array -------------------------------------------------------
+// One thread per occupied cell (a run of CSR entries sorted by cell): sums the run's weights in
+// fp32 and writes the cell once, rounded to the tile type. No atomics, deterministic. The
+// caller zeroes the tiles first (unoccupied cells stay zero).
+template <class T>
+__global__ void wsb_refill_kernel(const int64_t* __restrict__ run_cell, const int64_t* __restrict__ run_ptr,
+                                  const int64_t* __restrict__ run_entry, int64_t runs,
+                                  const float* __restrict__ values, T* __restrict__ tiles) {
+  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < runs; r += int64_t(gridDim.x) * blockDim.x) {
+    float s = 0.0f;
+    for (int64_t j = run_ptr[r]; j < run_ptr[r + 1]; ++j) s += values[run_entry[j]];
+    tiles[run_cell[r]] = from_float<T>(s);
+  }
+}
+
 // ---- fp16 / bf16: mma.m16n8k16 --------------------------------------------------------------------
 template <class I, class T, bool kAsync>
 __global__ void __launch_bounds__(kWarps * 32) spmm_wsb_k16_kernel(Params<I, T, T> p, bool pair_ok) {
