@@ -5,7 +5,9 @@
 // before each run; NaN never passes; the padding of a strided Y must stay untouched.
 // CUDA variants run in the *Cuda* tests on the GPU machine.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <limits>
 #include <random>
 #include <string>
@@ -206,4 +208,205 @@ TEST(SddmmConformance, CudaMatchesReference) {
   TESSERA_REQUIRE_CUDA();
   run_sddmm<int32_t>(true);
   run_sddmm<int64_t>(true);
+}
+
+// --- normalize() -----------------------------------------------------------------------------
+namespace {
+Csr<int32_t> tiny_graph() {
+  // Edges (src -> dst, weight): 1->0 (1), 0->1 (1), 1->2 (1), 2->2 (3, an existing self-loop).
+  Coo<int32_t> coo;
+  coo.rows = coo.cols = 3;
+  coo.src = {1, 0, 1, 2};
+  coo.dst = {0, 1, 2, 2};
+  coo.w = {1, 1, 1, 3};
+  return build_csr(coo);
+}
+// Weight of entry (row, col), summed over duplicates; NaN when absent.
+template <class I>
+double entry(const Csr<I>& g, int64_t row, int64_t col) {
+  double s = 0;
+  bool found = false;
+  for (int64_t k = int64_t(g.rowptr[size_t(row)]); k < int64_t(g.rowptr[size_t(row) + 1]); ++k)
+    if (int64_t(g.col[size_t(k)]) == col) s += g.values[size_t(k)], found = true;
+  return found ? s : std::numeric_limits<double>::quiet_NaN();
+}
+}  // namespace
+
+TEST(SpmmNormalize, BothMatchesHandComputedGcnNorm) {
+  const Csr<int32_t> g = tiny_graph();
+  // Loops added for nodes 0 and 1 (fill 1), node 2 keeps its loop of weight 3.
+  // deg = (2, 2, 4): w'(i <- j) = w / sqrt(deg_i deg_j).
+  const Csr<int32_t> n = normalize(g.view(), NormOptions{Norm::both, true, false});
+  ASSERT_EQ(n.nnz(), 6);
+  EXPECT_NEAR(entry(n, 0, 1), 0.5, 1e-7);
+  EXPECT_NEAR(entry(n, 0, 0), 0.5, 1e-7);
+  EXPECT_NEAR(entry(n, 1, 0), 0.5, 1e-7);
+  EXPECT_NEAR(entry(n, 1, 1), 0.5, 1e-7);
+  EXPECT_NEAR(entry(n, 2, 1), 1.0 / (2.0 * std::sqrt(2.0)), 1e-7);
+  EXPECT_NEAR(entry(n, 2, 2), 0.75, 1e-7);
+  EXPECT_NE(n.id, g.id);
+  // improved: fill 2 -> deg = (3, 3, 4); the existing loop still keeps 3.
+  const Csr<int32_t> m = normalize(g.view(), NormOptions{Norm::both, true, true});
+  EXPECT_NEAR(entry(m, 0, 1), 1.0 / 3.0, 1e-7);
+  EXPECT_NEAR(entry(m, 0, 0), 2.0 / 3.0, 1e-7);
+  EXPECT_NEAR(entry(m, 2, 1), 1.0 / (2.0 * std::sqrt(3.0)), 1e-7);
+  EXPECT_NEAR(entry(m, 2, 2), 0.75, 1e-7);
+  // Without self-loops node 0 has deg 1, node 2 deg 4 (its own loop): no loop is added.
+  const Csr<int32_t> k = normalize(g.view(), NormOptions{Norm::both, false, false});
+  EXPECT_EQ(k.nnz(), 4);
+  EXPECT_NEAR(entry(k, 0, 1), 1.0, 1e-7);
+  EXPECT_NEAR(entry(k, 2, 2), 0.75, 1e-7);
+  EXPECT_NEAR(entry(k, 2, 1), 0.5, 1e-7);
+}
+
+TEST(SpmmNormalize, LeftAndRightMakeRowAndColumnSumsOne) {
+  const uint64_t s = seed();
+  NastyOptions o;
+  o.rows = o.cols = 300;
+  const Csr<int64_t> g = build_csr(nasty_coo<int64_t>(o, s), BuildOptions{false, false});
+  const Csr<int64_t> l = normalize(g.view(), NormOptions{Norm::left, true, false});
+  const Csr<int64_t> r = normalize(g.view(), NormOptions{Norm::right, true, false});
+  EXPECT_EQ(l.nnz(), g.nnz()) << "left/right add no loops";
+  std::vector<double> rows(300, 0), cols(300, 0);
+  for (int64_t i = 0; i < 300; ++i)
+    for (int64_t k = l.rowptr[size_t(i)]; k < l.rowptr[size_t(i) + 1]; ++k) {
+      rows[size_t(i)] += l.values[size_t(k)];
+      cols[size_t(r.col[size_t(k)])] += r.values[size_t(k)];
+    }
+  for (int64_t i = 0; i < 300; ++i) {
+    const bool has_in = g.rowptr[size_t(i) + 1] > g.rowptr[size_t(i)];
+    EXPECT_NEAR(rows[size_t(i)], has_in ? 1.0 : 0.0, 1e-5) << "row " << i << " seed " << s;
+  }
+  for (int64_t c = 0; c < 300; ++c)
+    if (cols[size_t(c)] != 0) EXPECT_NEAR(cols[size_t(c)], 1.0, 1e-5) << "col " << c << " seed " << s;
+}
+
+// An independent transcription of PyG's gcn_norm on the edge list (in CSR order), compared on a
+// random graph with duplicates, empty rows and random (sometimes repeated) self-loops.
+TEST(SpmmNormalize, BothFollowsPygSemanticsOnRandomGraphs) {
+  const uint64_t s = seed();
+  for (bool improved : {false, true}) {
+    NastyOptions o;
+    o.rows = o.cols = 257;
+    o.avg_degree = 4;
+    Coo<int32_t> coo = nasty_coo<int32_t>(o, s + improved);
+    std::mt19937_64 rng(s);
+    for (int t = 0; t < 60; ++t) {  // sprinkle self-loops, some nodes get two
+      const int32_t v = int32_t(rng() % 257);
+      coo.src.push_back(v), coo.dst.push_back(v), coo.w.push_back(0.25f + float(rng() % 8));
+    }
+    BuildOptions keep;
+    keep.deduplicate = false;
+    const Csr<int32_t> g = build_csr(coo, keep);
+    const Coo<int32_t> e = to_coo(g.view());  // PyG edge order = our CSR order
+    const int64_t n = 257;
+    // add_remaining_self_loops
+    std::vector<int64_t> src, dst;
+    std::vector<double> w;
+    std::vector<double> loop(size_t(n), improved ? 2.0 : 1.0);
+    for (int64_t k = 0; k < e.nnz(); ++k) {
+      const double wk = e.w.empty() ? 1.0 : e.w[size_t(k)];
+      if (e.src[size_t(k)] == e.dst[size_t(k)]) {
+        loop[size_t(e.src[size_t(k)])] = wk;  // last one wins
+      } else {
+        src.push_back(e.src[size_t(k)]), dst.push_back(e.dst[size_t(k)]), w.push_back(wk);
+      }
+    }
+    for (int64_t v = 0; v < n; ++v) src.push_back(v), dst.push_back(v), w.push_back(loop[size_t(v)]);
+    std::vector<double> deg(size_t(n), 0);
+    for (size_t k = 0; k < w.size(); ++k) deg[size_t(dst[k])] += w[k];  // scatter at the target
+    std::vector<double> dinv(size_t(n));
+    for (int64_t v = 0; v < n; ++v) dinv[size_t(v)] = deg[size_t(v)] == 0 ? 0 : 1 / std::sqrt(deg[size_t(v)]);
+    std::map<std::pair<int64_t, int64_t>, double> want;
+    for (size_t k = 0; k < w.size(); ++k) want[{dst[k], src[k]}] += dinv[size_t(src[k])] * w[k] * dinv[size_t(dst[k])];
+
+    const Csr<int32_t> got = normalize(g.view(), NormOptions{Norm::both, true, improved});
+    ASSERT_EQ(got.nnz(), int64_t(w.size()));
+    std::map<std::pair<int64_t, int64_t>, double> have;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t k = got.rowptr[size_t(i)]; k < got.rowptr[size_t(i) + 1]; ++k) {
+        have[{i, got.col[size_t(k)]}] += got.values[size_t(k)];
+        if (k > got.rowptr[size_t(i)]) EXPECT_LE(got.col[size_t(k) - 1], got.col[size_t(k)]) << "row " << i;
+      }
+    }
+    ASSERT_EQ(have.size(), want.size());
+    for (const auto& [key, v] : want) EXPECT_NEAR(have[key], v, 1e-6 * (1 + std::fabs(v))) << key.first << "," << key.second << " seed " << s;
+  }
+}
+
+TEST(SpmmNormalize, RejectsNonSquareSymmetricNormalization) {
+  Coo<int32_t> coo;
+  coo.rows = 2, coo.cols = 3;
+  coo.src = {2};
+  coo.dst = {1};
+  const Csr<int32_t> g = build_csr(coo);
+  EXPECT_THROW(normalize(g.view(), NormOptions{}), Error);
+  EXPECT_NO_THROW(normalize(g.view(), NormOptions{Norm::left, false, false}));
+  EXPECT_EQ(parse_norm("both"), Norm::both);
+  EXPECT_THROW(parse_norm("sideways"), Error);
+}
+
+// --- validation and variant selection --------------------------------------------------------
+namespace {
+template <class Fn>
+void expect_error_containing(Fn&& fn, const std::string& needle) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected tessera::Error containing '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+}  // namespace
+
+TEST(SpmmValidation, BadArgumentsNameTheProblem) {
+  const Csr<int32_t> g = tiny_graph();
+  Dense<float> X(3, 4), Y(3, 4), Xbad(2, 4), Ynarrow(3, 2);
+  Dense<double> Yd(3, 4);
+  const Exec cpu = Exec::cpu();
+  expect_error_containing([&] { spmm(SpmmArgs<int32_t>{g.view(), nullptr, Xbad.view(), Y.view()}, cpu); },
+                          "X has 2 rows but A has 3 columns");
+  expect_error_containing([&] { spmm(SpmmArgs<int32_t>{g.view(), nullptr, X.view(), Ynarrow.view()}, cpu); },
+                          "width");
+  expect_error_containing([&] { spmm(SpmmArgs<int32_t>{g.view(), nullptr, X.view(), Yd.view()}, cpu); },
+                          "float64");
+  expect_error_containing([&] { spmm(SpmmArgs<int32_t>{g.view(), nullptr, X.view(), X.view()}, cpu); },
+                          "overlaps");
+  expect_error_containing([&] { spmm(SpmmArgs<int32_t>{g.view(), nullptr, X.view(), Y.view()}, cpu, "nope"); },
+                          "unknown variant 'nope'");
+  DenseView strided_bad = X.view();
+  strided_bad.ld = 2;
+  expect_error_containing([&] { spmm(SpmmArgs<int32_t>{g.view(), nullptr, strided_bad, Y.view()}, cpu); },
+                          "leading dimension");
+#ifdef TESSERA_WITH_CUDA
+  expect_error_containing(
+      [&] { spmm(SpmmArgs<int32_t>{g.view(), nullptr, X.view(), Y.view()}, cpu, "cuda.csr.warp_row"); },
+      "cannot run");
+#endif
+  SddmmArgs<int32_t> sd{g.view(), Y.view(), X.view(), nullptr};
+  expect_error_containing([&] { sddmm(sd, cpu); }, "dw is null");
+}
+
+TEST(SpmmValidation, ChoiceOrderRequestedEnvHeuristic) {
+  const Csr<int32_t> g = tiny_graph();
+  Dense<float> X(3, 4, 1.0f), Y(3, 4);
+  const SpmmArgs<int32_t> a{g.view(), nullptr, X.view(), Y.view()};
+  EXPECT_EQ(spmm_choose(a, Exec::cpu(), "reference").source, "requested");
+  ::setenv("TESSERA_VARIANT_SPMM", "reference", 1);
+  const tune::Choice forced = spmm_choose(a, Exec::cpu());
+  ::unsetenv("TESSERA_VARIANT_SPMM");
+  EXPECT_EQ(forced.variant, "reference");
+  EXPECT_EQ(forced.source, "requested");
+  spmm(a, Exec::cpu());  // heuristic or cache: some eligible CPU variant, and a correct result
+  // Row 2 = 1 * X[1] + 3 * X[2] = 4 everywhere; row 0 = X[1] = 1.
+  EXPECT_FLOAT_EQ(Y(2, 3), 4.0f);
+  EXPECT_FLOAT_EQ(Y(0, 0), 1.0f);
+}
+
+TEST(SpmmIo, FloorCountsGraphInputAndOutputOnce) {
+  const Csr<int32_t> g = tiny_graph();  // 3 rows, 4 entries, weighted
+  Dense<float> X(3, 8), Y(3, 8);
+  const SpmmIo io = spmm_io(SpmmArgs<int32_t>{g.view(), nullptr, X.view(), Y.view()});
+  EXPECT_DOUBLE_EQ(io.floor_bytes, 4.0 * 4 + 4 * (4 + 4) + 3 * 8 * 4 + 3 * 8 * 4);
+  EXPECT_DOUBLE_EQ(io.gather_bytes, 4.0 * 8 * 4);
 }

@@ -2,6 +2,9 @@
 // runs on the caller's stream and is checked.
 #include <algorithm>
 #include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "cuda/ops/spmm_kernels.cuh"
@@ -32,16 +35,106 @@ int64_t next_pow2(int64_t v) {
 }
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
+// Rows with more than kLongRow edges are split into chunks of kChunk edges (see RowsParams).
+constexpr int64_t kLongRow = 512;
+constexpr int64_t kChunk = 256;
+
+// Per-graph plan of the long-row split, built once from a host copy of rowptr and cached by graph
+// id (bounded, thread-safe). Device layout: n_long row ids, then n_chunks (index, begin, end).
+struct LongRowPlan {
+  int64_t max_row = 0, n_long = 0, n_chunks = 0;
+  void* device = nullptr;
+  ~LongRowPlan() {
+    if (device) cudaFree(device);
+  }
+  const int64_t* long_rows() const { return static_cast<const int64_t*>(device); }
+  const int64_t* chunks() const { return long_rows() + n_long; }
+};
+
+template <class I>
+std::shared_ptr<LongRowPlan> build_plan(const CsrView<I>& g, const Exec& exec, bool upload) {
+  auto plan = std::make_shared<LongRowPlan>();
+  if (g.rows == 0) return plan;
+  std::vector<I> rp(size_t(g.rows) + 1);
+  cudaStream_t s = cuda_stream(exec.stream);
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(rp.data(), g.rowptr, rp.size() * sizeof(I), cudaMemcpyDeviceToHost, s));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  std::vector<int64_t> rows, chunks;
+  for (int64_t i = 0; i < g.rows; ++i) {
+    const int64_t b = int64_t(rp[size_t(i)]), e = int64_t(rp[size_t(i) + 1]);
+    plan->max_row = std::max(plan->max_row, e - b);
+    if (e - b <= kLongRow) continue;
+    for (int64_t c = b; c < e; c += kChunk) chunks.insert(chunks.end(), {int64_t(rows.size()), c, std::min(e, c + kChunk)});
+    rows.push_back(i);
+  }
+  plan->n_long = int64_t(rows.size());
+  plan->n_chunks = int64_t(chunks.size() / 3);
+  if (upload && plan->n_long) {
+    rows.insert(rows.end(), chunks.begin(), chunks.end());
+    TESSERA_CUDA_CHECK(cudaMalloc(&plan->device, rows.size() * sizeof(int64_t)));
+    TESSERA_CUDA_CHECK(cudaMemcpy(plan->device, rows.data(), rows.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+  }
+  return plan;
+}
+
+struct PlanCache {
+  std::mutex mu;
+  std::list<std::pair<std::pair<uint64_t, int>, std::shared_ptr<LongRowPlan>>> lru;  // MRU first
+};
+PlanCache& plan_cache() {
+  static PlanCache* c = new PlanCache();  // leaked: plans may hold device memory past CUDA teardown
+  return *c;
+}
+
+// The plan of a graph with an identity (nullptr for anonymous graphs: no split, no caching).
+template <class I>
+std::shared_ptr<LongRowPlan> long_row_plan(const CsrView<I>& g, const Exec& exec) {
+  if (g.id == 0) return nullptr;
+  auto& [mu, lru] = plan_cache();
+  const auto key = std::make_pair(g.id, g.device.index);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto it = lru.begin(); it != lru.end(); ++it)
+      if (it->first == key) {
+        lru.splice(lru.begin(), lru, it);
+        return lru.front().second;
+      }
+  }
+  auto plan = build_plan(g, exec, true);  // outside the lock: a D2H copy and a scan
+  std::lock_guard<std::mutex> lock(mu);
+  lru.emplace_front(key, plan);
+  while (lru.size() > 64) lru.pop_back();
+  return plan;
+}
+
 template <class T, class I, int V, int NV, int G>
 void launch(const SpmmArgs<I>& a, const Exec& exec) {
   using W = kernels::Acc<T>;
-  const int64_t threads = a.A.rows * G;
-  const int64_t blocks = (threads + kBlock - 1) / kBlock;
+  const auto plan = long_row_plan(a.A, exec);
+  const bool split = plan && plan->n_long > 0;
+  kernels::RowsParams<T, I> p{a.A.rows, a.X.cols, a.A.rowptr, a.A.col, static_cast<const W*>(a.values), a.A.values,
+                              static_cast<const T*>(a.X.data), a.X.ld, static_cast<T*>(a.Y.data), a.Y.ld,
+                              split ? kLongRow : INT64_MAX, nullptr, 0, nullptr};
+  const cudaStream_t s = cuda_stream(exec.stream);
+  const int64_t blocks = (a.A.rows * G + kBlock - 1) / kBlock;
   TESSERA_CHECK(blocks <= INT32_MAX, "spmm (cuda): too many rows (", a.A.rows, ")");
   if (blocks == 0) return;
-  kernels::csr_rows_kernel<T, I, V, NV, G><<<unsigned(blocks), kBlock, 0, cuda_stream(exec.stream)>>>(
-      a.A.rows, a.X.cols, a.A.rowptr, a.A.col, static_cast<const W*>(a.values), a.A.values,
-      static_cast<const T*>(a.X.data), a.X.ld, static_cast<T*>(a.Y.data), a.Y.ld);
+  kernels::csr_rows_kernel<T, I, V, NV, G, false><<<unsigned(blocks), kBlock, 0, s>>>(p);
+  TESSERA_CUDA_LAUNCH_CHECK();
+  if (!split) return;
+  const size_t partial_bytes = size_t(plan->n_long) * size_t(a.X.cols) * sizeof(W);
+  Scratch partial(exec, partial_bytes);
+  TESSERA_CUDA_CHECK(cudaMemsetAsync(partial.get(), 0, partial_bytes, s));
+  p.chunks = plan->chunks();
+  p.n_chunks = plan->n_chunks;
+  p.partial = partial.as<W>();
+  const int64_t chunk_blocks = (plan->n_chunks * G + kBlock - 1) / kBlock;
+  kernels::csr_rows_kernel<T, I, V, NV, G, true><<<unsigned(chunk_blocks), kBlock, 0, s>>>(p);
+  TESSERA_CUDA_LAUNCH_CHECK();
+  const int64_t total = plan->n_long * a.X.cols;
+  const unsigned fin_blocks = unsigned(std::min<int64_t>((total + kBlock - 1) / kBlock, 65535));
+  kernels::finalize_long_rows_kernel<T><<<fin_blocks, kBlock, 0, s>>>(plan->long_rows(), plan->n_long, a.X.cols,
+                                                                        partial.as<W>(), p.Y, a.Y.ld);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 
@@ -88,8 +181,9 @@ void sddmm_typed(const SddmmArgs<I>& a, const Exec& exec) {
   using W = kernels::Acc<T>;
   constexpr int V = kernels::kVec16<T>;
   const int64_t F = a.X.cols;
-  const int64_t blocks = (a.A.rows * 32 + kBlock - 1) / kBlock;
-  TESSERA_CHECK(blocks <= INT32_MAX, "sddmm (cuda): too many rows (", a.A.rows, ")");
+  const int64_t warps = (a.A.nnz + kernels::kEdgesPerWarp - 1) / kernels::kEdgesPerWarp;
+  const int64_t blocks = (warps * 32 + kBlock - 1) / kBlock;
+  TESSERA_CHECK(blocks <= INT32_MAX, "sddmm (cuda): too many edges (", a.A.nnz, ")");
   if (blocks == 0) return;
   const bool vec = F % V == 0 && a.X.ld % V == 0 && a.dY.ld % V == 0 && aligned16(a.X.data) &&
                    aligned16(a.dY.data);
@@ -97,11 +191,11 @@ void sddmm_typed(const SddmmArgs<I>& a, const Exec& exec) {
   const auto* dY = static_cast<const T*>(a.dY.data);
   const auto* X = static_cast<const T*>(a.X.data);
   if (vec)
-    kernels::sddmm_rows_kernel<T, I, V><<<unsigned(blocks), kBlock, 0, cuda_stream(exec.stream)>>>(
-        a.A.rows, F, a.A.rowptr, a.A.col, dY, a.dY.ld, X, a.X.ld, dw);
+    kernels::sddmm_edges_kernel<T, I, V><<<unsigned(blocks), kBlock, 0, cuda_stream(exec.stream)>>>(
+        a.A.rows, a.A.nnz, F, a.A.rowptr, a.A.col, dY, a.dY.ld, X, a.X.ld, dw);
   else
-    kernels::sddmm_rows_kernel<T, I, 1><<<unsigned(blocks), kBlock, 0, cuda_stream(exec.stream)>>>(
-        a.A.rows, F, a.A.rowptr, a.A.col, dY, a.dY.ld, X, a.X.ld, dw);
+    kernels::sddmm_edges_kernel<T, I, 1><<<unsigned(blocks), kBlock, 0, cuda_stream(exec.stream)>>>(
+        a.A.rows, a.A.nnz, F, a.A.rowptr, a.A.col, dY, a.dY.ld, X, a.X.ld, dw);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 }  // namespace
@@ -119,16 +213,16 @@ void sddmm(const SddmmArgs<I>& a, const Exec& exec) {
   dispatch_device_type(a.X.dtype, [&](auto t) { sddmm_typed<decltype(t), I>(a, exec); });
 }
 
+void row_plan_cache_clear() {
+  auto& c = plan_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.lru.clear();
+}
+
 template <class I>
 int64_t max_row_length(const CsrView<I>& g, const Exec& exec) {
-  if (g.rows == 0) return 0;
-  std::vector<I> host(size_t(g.rows) + 1);
-  cudaStream_t s = cuda_stream(exec.stream);
-  TESSERA_CUDA_CHECK(cudaMemcpyAsync(host.data(), g.rowptr, host.size() * sizeof(I), cudaMemcpyDeviceToHost, s));
-  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
-  int64_t m = 0;
-  for (int64_t i = 0; i < g.rows; ++i) m = std::max<int64_t>(m, int64_t(host[size_t(i) + 1] - host[size_t(i)]));
-  return m;
+  const auto plan = g.id ? long_row_plan(g, exec) : build_plan(g, exec, false);
+  return plan ? plan->max_row : 0;
 }
 
 template void spmm_warp_row<int32_t>(const SpmmArgs<int32_t>&, const Exec&);

@@ -78,18 +78,45 @@ __device__ __forceinline__ unsigned group_mask() {
   }
 }
 
-template <class T, class I, int V, int NV, int G>
-__global__ void __launch_bounds__(256) csr_rows_kernel(int64_t rows, int64_t F, const I* __restrict__ rowptr,
-                                                       const I* __restrict__ col,
-                                                       const Acc<T>* __restrict__ wv,
-                                                       const float* __restrict__ wa, const T* __restrict__ X,
-                                                       int64_t ldx, T* __restrict__ Y, int64_t ldy) {
+// Arguments of csr_rows_kernel. Rows longer than long_row edges are skipped by the row pass and
+// handled by the chunk pass: `chunks` holds (long-row index, edge begin, edge end) triples of at
+// most a few hundred edges, each reduced by one group and atomically added into `partial`
+// (long rows x F, accumulation type), then written to Y by finalize_long_rows_kernel. This bounds
+// the critical path of power-law graphs (one R-MAT row can hold 10^5 edges) at the price of
+// non-deterministic summation order for those rows only.
+template <class T, class I>
+struct RowsParams {
+  int64_t rows, F;
+  const I* __restrict__ rowptr;
+  const I* __restrict__ col;
+  const Acc<T>* __restrict__ wv;
+  const float* __restrict__ wa;
+  const T* __restrict__ X;
+  int64_t ldx;
+  T* __restrict__ Y;
+  int64_t ldy;
+  int64_t long_row;           // rows with more edges are left to the chunk pass
+  const int64_t* __restrict__ chunks;
+  int64_t n_chunks;
+  Acc<T>* __restrict__ partial;
+};
+
+template <class T, class I, int V, int NV, int G, bool kChunks>
+__global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
   using W = Acc<T>;
-  const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G;
-  if (row >= rows) return;  // the whole group leaves together: G divides the block
+  const int64_t gid = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G;
+  int64_t beg, end, out;
+  if constexpr (kChunks) {
+    if (gid >= p.n_chunks) return;  // the whole group leaves together: G divides the block
+    out = p.chunks[3 * gid], beg = p.chunks[3 * gid + 1], end = p.chunks[3 * gid + 2];
+  } else {
+    if (gid >= p.rows) return;
+    beg = int64_t(p.rowptr[gid]), end = int64_t(p.rowptr[gid + 1]), out = gid;
+    if (end - beg > p.long_row) return;
+  }
   const int lane = int(threadIdx.x % G);
   const unsigned mask = group_mask<G>();
-  const int64_t beg = int64_t(rowptr[row]), end = int64_t(rowptr[row + 1]);
+  const int64_t F = p.F;
   constexpr int64_t kTile = int64_t(G) * V * NV;
   for (int64_t f0 = 0; f0 < F; f0 += kTile) {
     W acc[NV][V];
@@ -102,15 +129,15 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(int64_t rows, int64_t F, 
       I c = 0;
       W w = W(0);
       if (e < end) {
-        c = col[e];
-        w = wv ? wv[e] : wa ? W(wa[e]) : W(1);
+        c = p.col[e];
+        w = p.wv ? p.wv[e] : p.wa ? W(p.wa[e]) : W(1);
       }
       const int n = int(min(int64_t(G), end - e0));
 #pragma unroll 4
       for (int j = 0; j < n; ++j) {
         const I cj = __shfl_sync(mask, c, j, G);
         const W wj = __shfl_sync(mask, w, j, G);
-        const T* __restrict__ xr = X + int64_t(cj) * ldx + f0;
+        const T* __restrict__ xr = p.X + int64_t(cj) * p.ldx + f0;
 #pragma unroll
         for (int v = 0; v < NV; ++v) {
           const int64_t f = (int64_t(v) * G + lane) * V;
@@ -123,29 +150,65 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(int64_t rows, int64_t F, 
         }
       }
     }
-    T* __restrict__ yr = Y + row * ldy + f0;
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
       const int64_t f = (int64_t(v) * G + lane) * V;
-      if (f0 + f < F) store_vec<T, V>(yr + f, acc[v]);
+      if (f0 + f < F) {
+        if constexpr (kChunks) {
+          W* dst = p.partial + out * F + f0 + f;
+#pragma unroll
+          for (int t = 0; t < V; ++t) atomicAdd(dst + t, acc[v][t]);
+        } else {
+          store_vec<T, V>(p.Y + out * p.ldy + f0 + f, acc[v]);
+        }
+      }
     }
   }
 }
 
-// SDDMM: a warp per row; lanes split the features of each edge's dot product <dY[row], X[col]>
-// and reduce with shuffles; lane 0 writes dw[edge].
+// Y[long_rows[r], :] = partial[r, :] (converted to T).
+template <class T>
+__global__ void finalize_long_rows_kernel(const int64_t* __restrict__ long_rows, int64_t n_long, int64_t F,
+                                          const Acc<T>* __restrict__ partial, T* __restrict__ Y, int64_t ldy) {
+  const int64_t total = n_long * F;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / F, f = i % F;
+    Y[long_rows[r] * ldy + f] = from_acc<T>(partial[i]);
+  }
+}
+
+// SDDMM: each warp owns a run of kEdgesPerWarp consecutive edges (balanced whatever the degree
+// distribution), finds the row of its first edge by binary search in rowptr and walks on; lanes
+// split the features of each dot product <dY[row], X[col]> and reduce with shuffles.
+constexpr int kEdgesPerWarp = 32;
+
+template <class I>
+__device__ __forceinline__ int64_t row_of_edge(const I* __restrict__ rowptr, int64_t rows, int64_t e) {
+  int64_t lo = 0, hi = rows - 1;  // last row with rowptr[row] <= e (skips empty rows)
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (int64_t(rowptr[mid]) <= e) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
 template <class T, class I, int V>
-__global__ void __launch_bounds__(256) sddmm_rows_kernel(int64_t rows, int64_t F, const I* __restrict__ rowptr,
-                                                         const I* __restrict__ col, const T* __restrict__ dY,
-                                                         int64_t lddy, const T* __restrict__ X, int64_t ldx,
-                                                         Acc<T>* __restrict__ dw) {
+__global__ void __launch_bounds__(256) sddmm_edges_kernel(int64_t rows, int64_t nnz, int64_t F,
+                                                          const I* __restrict__ rowptr, const I* __restrict__ col,
+                                                          const T* __restrict__ dY, int64_t lddy,
+                                                          const T* __restrict__ X, int64_t ldx,
+                                                          Acc<T>* __restrict__ dw) {
   using W = Acc<T>;
-  const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  if (row >= rows) return;
+  const int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int64_t e_begin = warp * kEdgesPerWarp;
+  if (e_begin >= nnz) return;
+  const int64_t e_end = min(nnz, e_begin + kEdgesPerWarp);
   const int lane = int(threadIdx.x & 31);
-  const int64_t beg = int64_t(rowptr[row]), end = int64_t(rowptr[row + 1]);
-  const T* __restrict__ dy = dY + row * lddy;
-  for (int64_t e = beg; e < end; ++e) {
+  int64_t row = row_of_edge(rowptr, rows, e_begin);
+  int64_t row_end = int64_t(rowptr[row + 1]);
+  for (int64_t e = e_begin; e < e_end; ++e) {
+    while (e >= row_end) row_end = int64_t(rowptr[++row + 1]);
+    const T* __restrict__ dy = dY + row * lddy;
     const T* __restrict__ xr = X + int64_t(col[e]) * ldx;
     W s = W(0);
     for (int64_t f = int64_t(lane) * V; f < F; f += 32 * V) {

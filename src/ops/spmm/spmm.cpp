@@ -215,6 +215,7 @@ SpmmIo spmm_io(const SpmmArgs<I>& a) {
 void spmm_clear_caches() {
 #ifdef TESSERA_WITH_CUDA
   cuda::cusparse_cache_clear();
+  cuda::row_plan_cache_clear();
 #endif
 }
 

@@ -35,6 +35,8 @@ template <class I> void sddmm(const SddmmArgs<I>& a, const Exec& exec);
 
 // Longest row of a device CSR (copies rowptr to the host once; used for the tuner signature).
 template <class I> int64_t max_row_length(const CsrView<I>& g, const Exec& exec);
+// Drops the cached long-row split plans of the custom kernels.
+void row_plan_cache_clear();
 }  // namespace cuda
 
 // Defined by the WSB tensor-core family (src/cuda/ops/spmm_wsb*) in CUDA builds.
