@@ -163,7 +163,7 @@ int run_inspect(const InspectArgs& a) {
     return 0;
   }
   std::printf("input:        %s (%s)%s\n", a.graph.c_str(), source.c_str(), a.symmetrize ? ", symmetrized" : "");
-  std::printf("%s:  %.3f s\n", source == "generator" ? "generated in" : "loaded in   ", load_s);
+  std::printf("%-14s%.3f s\n", source == "generator" ? "generated in:" : "loaded in:", load_s);
   print_text(dataset, kind);
   std::printf("%s", to_text(stats).c_str());
   return 0;

@@ -59,7 +59,7 @@ Coo<int64_t> erdos_renyi(int64_t n, double avg_degree, uint64_t seed) {
   const int64_t m = edge_count(double(n), avg_degree, 0.5, "er");
   Undirected g(n, m);
   const Stream s(seed, detail::kEdges);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (detail::parallel_worth(m))
   for (int64_t j = 0; j < m; ++j) {
     const int64_t u = s.below(uint64_t(2 * j), n);
     g.set(j, u, other_node(s, uint64_t(2 * j + 1), n, u));
@@ -80,7 +80,7 @@ Coo<int64_t> barabasi_albert(int64_t n, int m, uint64_t seed) {
   const Stream s(seed, detail::kEdges);
   // Node v >= 1 brings edges (v-1)*m .. v*m-1 and attaches only to nodes present before it.
   auto source = [m](int64_t j) { return j / m + 1; };
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (detail::parallel_worth(pairs))
   for (int64_t j = 0; j < pairs; ++j) {
     int64_t e = j, target = 0;
     for (;;) {
@@ -137,7 +137,7 @@ Coo<int64_t> rmat(const RmatOptions& o) {
   coo.dst.resize(size_t(m));
   const Stream s(o.seed, detail::kEdges);
   const int draws = (o.scale + 1) / 2;  // two 32-bit uniforms per 64-bit draw
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (detail::parallel_worth(m))
   for (int64_t k = 0; k < m; ++k) {
     uint64_t row = 0, col = 0, bits = 0;
     for (int l = 0; l < o.scale; ++l) {
@@ -180,7 +180,7 @@ Coo<int64_t> watts_strogatz(int64_t n, int k, double p, uint64_t seed) {
   constexpr int64_t kChunk = int64_t(1) << 16;
   const int64_t chunks = (lattice + kChunk - 1) / kChunk;
   std::vector<int64_t> offset(size_t(chunks) + 1, 0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (chunks > 1)
   for (int64_t c = 0; c < chunks; ++c) {
     int64_t cnt = 0;
     for (int64_t j = c * kChunk; j < std::min(lattice, (c + 1) * kChunk); ++j) cnt += s.uniform(uint64_t(2 * j)) < p;
@@ -188,7 +188,7 @@ Coo<int64_t> watts_strogatz(int64_t n, int k, double p, uint64_t seed) {
   }
   for (int64_t c = 0; c < chunks; ++c) offset[size_t(c) + 1] += offset[size_t(c)];
   Undirected g(n, lattice + offset[size_t(chunks)]);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (chunks > 1)
   for (int64_t c = 0; c < chunks; ++c) {
     int64_t next = lattice + offset[size_t(c)];
     for (int64_t j = c * kChunk; j < std::min(lattice, (c + 1) * kChunk); ++j) {
@@ -205,12 +205,12 @@ Coo<int64_t> grid2d(int64_t rows, int64_t cols) {
   TESSERA_CHECK(double(rows) * double(cols) * 4 <= kMaxEdges, "grid: ", rows, " x ", cols, " is too large");
   const int64_t horizontal = rows * (cols - 1), vertical = (rows - 1) * cols;
   Undirected g(rows * cols, horizontal + vertical);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (detail::parallel_worth(horizontal))
   for (int64_t j = 0; j < horizontal; ++j) {
     const int64_t r = j / (cols - 1), c = j % (cols - 1);
     g.set(j, r * cols + c, r * cols + c + 1);
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (detail::parallel_worth(vertical))
   for (int64_t j = 0; j < vertical; ++j) g.set(horizontal + j, j, j + cols);
   return std::move(g.coo);
 }
@@ -228,7 +228,7 @@ Coo<int64_t> clustered(int64_t n, int64_t clusters, double degree, double p_in, 
   auto start = [&](int64_t c) {  // first node of community c: ceil(c * n / clusters)
     return int64_t(((__int128)c * n + clusters - 1) / clusters);
   };
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (detail::parallel_worth(m))
   for (int64_t j = 0; j < m; ++j) {
     const uint64_t i = uint64_t(3 * j);
     const int64_t u = s.below(i, n);

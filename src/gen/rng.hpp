@@ -9,6 +9,9 @@
 
 namespace tessera::gen::detail {
 
+// Below this many items an OpenMP region costs more than it saves.
+inline bool parallel_worth(int64_t items) { return items >= (int64_t(1) << 15); }
+
 inline uint64_t splitmix64(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;

@@ -49,7 +49,7 @@ NodeDataset sbm_task(const SbmOptions& o) {
   // and each class's prefix in it forms that class's training set (stratified split).
   const Stream order_stream(o.seed, detail::kClasses);
   std::vector<std::pair<uint64_t, int64_t>> order(static_cast<size_t>(n));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (detail::parallel_worth(n))
   for (int64_t i = 0; i < n; ++i) order[size_t(i)] = {order_stream.bits(uint64_t(i)), i};
   std::sort(order.begin(), order.end());
   ds.labels.resize(size_t(n));
@@ -86,7 +86,7 @@ NodeDataset sbm_task(const SbmOptions& o) {
   coo.dst.resize(size_t(2 * m));
   const Stream es(o.seed, detail::kEdges);
   constexpr uint64_t kDraws = 64;  // counters per edge (rejection sampling for "other class")
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (detail::parallel_worth(m))
   for (int64_t j = 0; j < m; ++j) {
     const uint64_t base = uint64_t(j) * kDraws;
     const int64_t u = es.below(base, n);
@@ -119,7 +119,7 @@ NodeDataset sbm_task(const SbmOptions& o) {
   std::vector<double> mean(size_t(C) * size_t(F));
   for (size_t i = 0; i < mean.size(); ++i) mean[i] = scale * means_stream.normal(i);
   ds.features = Dense<float>(n, F);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (detail::parallel_worth(n))
   for (int64_t i = 0; i < n; ++i) {
     const double* mu = mean.data() + size_t(ds.labels[size_t(i)]) * size_t(F);
     float* x = ds.features.row(i);

@@ -28,6 +28,10 @@ inline uint32_t float_key(float f) {
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
+// Below this much work an OpenMP region costs more than it saves (a barrier on a busy machine
+// can take milliseconds, and loaders build thousands of tiny graphs).
+inline bool parallel_worth(int64_t work) { return work >= (int64_t(1) << 15); }
+
 template <class I>
 void check_fits_index(int64_t n, const char* what) {
   if (n > int64_t(std::numeric_limits<I>::max()))
@@ -40,8 +44,9 @@ template <class I, class RowFn, class ColFn, class WFn>
 void bucket_rows(int64_t rows, int64_t count, bool weighted, RowFn row, ColFn col, WFn weight,
                  std::vector<I>& rowptr, std::vector<I>& out_col, std::vector<float>& out_w) {
   std::vector<int64_t> fill(size_t(rows) + 1, 0);
+  const bool par = parallel_worth(count + rows);
   // Pass 1: per-row counts. Relaxed atomics: contention only on hub rows.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par)
   for (int64_t k = 0; k < count; ++k) {
     const int64_t r = row(k);
     if (r >= 0) std::atomic_ref<int64_t>(fill[size_t(r) + 1]).fetch_add(1, std::memory_order_relaxed);
@@ -50,12 +55,12 @@ void bucket_rows(int64_t rows, int64_t count, bool weighted, RowFn row, ColFn co
   const int64_t total = fill[size_t(rows)];
   check_fits_index<I>(total, "edge count");
   rowptr.assign(size_t(rows) + 1, I(0));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par)
   for (int64_t r = 0; r <= rows; ++r) rowptr[size_t(r)] = I(fill[size_t(r)]);
   out_col.resize(size_t(total));
   out_w.resize(weighted ? size_t(total) : 0);
   // Pass 2: scatter (fill[r] is the next free slot of row r).
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par)
   for (int64_t k = 0; k < count; ++k) {
     const int64_t r = row(k);
     if (r < 0) continue;
@@ -65,7 +70,7 @@ void bucket_rows(int64_t rows, int64_t count, bool weighted, RowFn row, ColFn co
   }
   fill = {};
   // Pass 3: sort each row. Dynamic schedule: one huge row must not stall a whole static chunk.
-#pragma omp parallel
+#pragma omp parallel if (par)
   {
     std::vector<std::pair<uint64_t, float>> buf;
 #pragma omp for schedule(dynamic, 256)

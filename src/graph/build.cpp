@@ -21,7 +21,7 @@ int64_t first_bad_edge(const Coo<I>& coo) {
   const int64_t m = coo.nnz();
   const bool weighted = !coo.w.empty();
   int64_t bad = std::numeric_limits<int64_t>::max();
-#pragma omp parallel for schedule(static) reduction(min : bad)
+#pragma omp parallel for schedule(static) reduction(min : bad) if (detail::parallel_worth(m))
   for (int64_t k = 0; k < m; ++k) {
     const int64_t s = int64_t(coo.src[size_t(k)]), d = int64_t(coo.dst[size_t(k)]);
     const bool ok = s >= 0 && s < coo.cols && d >= 0 && d < coo.rows &&
@@ -60,7 +60,8 @@ void merge_duplicates(Csr<I>& g) {
   const int64_t rows = g.rows;
   const bool weighted = g.weighted();
   std::vector<int64_t> len(size_t(rows) + 1, 0);
-#pragma omp parallel for schedule(dynamic, 1024)
+  const bool par = detail::parallel_worth(rows + g.nnz());
+#pragma omp parallel for schedule(dynamic, 1024) if (par)
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t b = int64_t(g.rowptr[size_t(r)]), e = int64_t(g.rowptr[size_t(r) + 1]);
     int64_t out = b;
@@ -79,14 +80,14 @@ void merge_duplicates(Csr<I>& g) {
   if (len[size_t(rows)] == g.nnz()) return;  // nothing merged
   std::vector<I> col(static_cast<size_t>(len[size_t(rows)]));
   std::vector<float> val(weighted ? col.size() : 0);
-#pragma omp parallel for schedule(dynamic, 1024)
+#pragma omp parallel for schedule(dynamic, 1024) if (par)
   for (int64_t r = 0; r < rows; ++r) {
     const size_t from = size_t(g.rowptr[size_t(r)]), to = size_t(len[size_t(r)]);
     const size_t n = size_t(len[size_t(r) + 1] - len[size_t(r)]);
     std::copy_n(g.col.begin() + from, n, col.begin() + to);
     if (weighted) std::copy_n(g.values.begin() + from, n, val.begin() + to);
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par)
   for (int64_t r = 0; r <= rows; ++r) g.rowptr[size_t(r)] = I(len[size_t(r)]);
   g.col = std::move(col);
   g.values = std::move(val);

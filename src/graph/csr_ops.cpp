@@ -25,8 +25,9 @@ void validate(const CsrView<I>& g) {
   TESSERA_CHECK(int64_t(g.rowptr[0]) == 0, "row offsets must start at 0, got rowptr[0] = ",
                 int64_t(g.rowptr[0]));
   const I* rp = g.rowptr;
+  const bool par = detail::parallel_worth(g.rows + g.nnz);
   int64_t bad_row = kNone;
-#pragma omp parallel for schedule(static) reduction(min : bad_row)
+#pragma omp parallel for schedule(static) reduction(min : bad_row) if (par)
   for (int64_t r = 0; r < g.rows; ++r)
     if (rp[r + 1] < rp[r] && r < bad_row) bad_row = r;
   if (bad_row != kNone)
@@ -35,7 +36,7 @@ void validate(const CsrView<I>& g) {
   TESSERA_CHECK(int64_t(rp[g.rows]) == g.nnz, "size mismatch: rowptr[", g.rows, "] = ",
                 int64_t(rp[g.rows]), " but nnz = ", g.nnz);
   int64_t bad = kNone;
-#pragma omp parallel for schedule(static) reduction(min : bad)
+#pragma omp parallel for schedule(static) reduction(min : bad) if (par)
   for (int64_t k = 0; k < g.nnz; ++k) {
     const int64_t c = int64_t(g.col[k]);
     const bool ok = c >= 0 && c < g.cols && !(g.values && std::isnan(g.values[k]));
@@ -55,7 +56,8 @@ Csr<I> transpose(const CsrView<I>& g) {
   validate(g);
   // Entry k's row: expanded once so the bucketing passes stay O(1) per entry.
   std::vector<I> entry_row(size_t(g.nnz));
-#pragma omp parallel for schedule(dynamic, 1024)
+  const bool par = detail::parallel_worth(g.rows + g.nnz);
+#pragma omp parallel for schedule(dynamic, 1024) if (par)
   for (int64_t r = 0; r < g.rows; ++r)
     for (int64_t p = int64_t(g.rowptr[r]); p < int64_t(g.rowptr[r + 1]); ++p) entry_row[size_t(p)] = I(r);
   Csr<I> t;
@@ -75,12 +77,13 @@ template <class I>
 Coo<I> to_coo(const CsrView<I>& g) {
   validate(g);
   Coo<I> c;
+  const bool par = detail::parallel_worth(g.rows + g.nnz);
   c.rows = g.rows;
   c.cols = g.cols;
   c.src.resize(size_t(g.nnz));
   c.dst.resize(size_t(g.nnz));
   if (g.values) c.w.assign(g.values, g.values + g.nnz);
-#pragma omp parallel for schedule(dynamic, 1024)
+#pragma omp parallel for schedule(dynamic, 1024) if (par)
   for (int64_t r = 0; r < g.rows; ++r)
     for (int64_t p = int64_t(g.rowptr[r]); p < int64_t(g.rowptr[r + 1]); ++p) {
       c.dst[size_t(p)] = I(r);
@@ -95,13 +98,14 @@ Csr<To> convert_index(const Csr<From>& g) {
   detail::check_fits_index<To>(g.cols, "column count");
   detail::check_fits_index<To>(g.nnz(), "edge count");
   Csr<To> out;
+  const bool par = detail::parallel_worth(g.rows + g.nnz());
   out.rows = g.rows;
   out.cols = g.cols;
   out.rowptr.resize(g.rowptr.size());
   out.col.resize(g.col.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par)
   for (int64_t i = 0; i < int64_t(g.rowptr.size()); ++i) out.rowptr[size_t(i)] = To(g.rowptr[size_t(i)]);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par)
   for (int64_t i = 0; i < int64_t(g.col.size()); ++i) out.col[size_t(i)] = To(g.col[size_t(i)]);
   out.values = g.values;
   return out;
@@ -110,7 +114,8 @@ Csr<To> convert_index(const Csr<From>& g) {
 template <class I>
 std::vector<int64_t> row_degrees(const CsrView<I>& g) {
   std::vector<int64_t> d(size_t(g.rows));
-#pragma omp parallel for schedule(static)
+  const bool par = detail::parallel_worth(g.rows);
+#pragma omp parallel for schedule(static) if (par)
   for (int64_t r = 0; r < g.rows; ++r) d[size_t(r)] = int64_t(g.rowptr[r + 1]) - int64_t(g.rowptr[r]);
   return d;
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "bucket.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera {
@@ -26,8 +27,9 @@ template <class I>
 bool pattern_symmetric(const CsrView<I>& g) {
   if (g.rows != g.cols) return false;
   const Csr<I> t = transpose(g);  // rows sorted by construction
+  const bool par = detail::parallel_worth(g.rows + g.nnz);
   int asym = 0;
-#pragma omp parallel reduction(| : asym)
+#pragma omp parallel reduction(| : asym) if (par)
   {
     std::vector<I> a;
 #pragma omp for schedule(dynamic, 1024)
@@ -53,7 +55,8 @@ TileStats tile_stats(const CsrView<I>& g, int tile_rows, int tile_cols) {
   const int64_t bands = (g.rows + tile_rows - 1) / tile_rows;
   const int64_t blocks = (g.cols + tile_cols - 1) / tile_cols;
   int64_t nonempty = 0;
-#pragma omp parallel reduction(+ : nonempty)
+  const bool par = detail::parallel_worth(g.rows + g.nnz);
+#pragma omp parallel reduction(+ : nonempty) if (par)
   {
     std::vector<int64_t> ids;
 #pragma omp for schedule(dynamic, 64)
@@ -83,8 +86,9 @@ GraphStats graph_stats(const CsrView<I>& g, const StatsOptions& opt) {
   const double n = double(g.rows);
   int64_t dmin = g.rows > 0 ? std::numeric_limits<int64_t>::max() : 0, dmax = 0, empty = 0, loops = 0;
   double sum_d = 0;
+  const bool par = detail::parallel_worth(g.rows + g.nnz);
 #pragma omp parallel for schedule(dynamic, 1024) reduction(min : dmin) reduction(max : dmax) \
-    reduction(+ : empty, loops, sum_d)
+    reduction(+ : empty, loops, sum_d) if (par)
   for (int64_t r = 0; r < g.rows; ++r) {
     const int64_t d = int64_t(g.rowptr[r + 1]) - int64_t(g.rowptr[r]);
     dmin = std::min(dmin, d);
@@ -100,7 +104,7 @@ GraphStats graph_stats(const CsrView<I>& g, const StatsOptions& opt) {
   if (g.rows > 0) {
     const double mean = sum_d / n;
     double m2 = 0, m3 = 0;  // central moments (second pass: numerically stable)
-#pragma omp parallel for schedule(static) reduction(+ : m2, m3)
+#pragma omp parallel for schedule(static) reduction(+ : m2, m3) if (par)
     for (int64_t r = 0; r < g.rows; ++r) {
       const double x = double(int64_t(g.rowptr[r + 1]) - int64_t(g.rowptr[r])) - mean;
       m2 += x * x;
@@ -145,8 +149,8 @@ std::string to_text(const GraphStats& s) {
   os << "symmetric:    " << (s.symmetric ? "yes" : "no") << "\n";
   for (const TileStats* t : {&s.tiles_16x8, &s.tiles_8x8}) {
     if (t->tile_rows == 0) continue;
-    std::snprintf(buf, sizeof buf, "tiles %dx%d:   %lld non-empty (%.4f%% of grid), mean fill %.4f\n",
-                  t->tile_rows, t->tile_cols, static_cast<long long>(t->nonempty), 100.0 * t->share_nonempty,
+    const std::string label = "tiles " + std::to_string(t->tile_rows) + "x" + std::to_string(t->tile_cols) + ":";
+    std::snprintf(buf, sizeof buf, "%-14s%lld non-empty (%.4f%% of grid), mean fill %.4f\n", label.c_str(), static_cast<long long>(t->nonempty), 100.0 * t->share_nonempty,
                   t->mean_fill);
     os << buf;
   }

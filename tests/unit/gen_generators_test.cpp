@@ -36,15 +36,16 @@ void expect_thread_independent(F f) {
   EXPECT_TRUE(same(one, many));
 }
 
+// Sizes are above the parallel threshold (2^15 items) so the OpenMP paths run.
 TEST(Generators, DeterministicPerSeedAndThreadCount) {
   const uint64_t s = testing::seed();
   const std::vector<std::function<Coo<int64_t>(uint64_t)>> gens = {
-      [](uint64_t seed) { return gen::erdos_renyi(5000, 8, seed); },
-      [](uint64_t seed) { return gen::barabasi_albert(5000, 3, seed); },
-      [](uint64_t seed) { return gen::rmat(12, 8, seed); },
+      [](uint64_t seed) { return gen::erdos_renyi(50000, 8, seed); },
+      [](uint64_t seed) { return gen::barabasi_albert(50000, 3, seed); },
+      [](uint64_t seed) { return gen::rmat(14, 8, seed); },
       [](uint64_t seed) {
         gen::RmatOptions o;
-        o.scale = 12;
+        o.scale = 14;
         o.avg_degree = 8;
         o.noise = 0.1;
         o.scramble = true;
@@ -52,7 +53,7 @@ TEST(Generators, DeterministicPerSeedAndThreadCount) {
         return gen::rmat(o);
       },
       [](uint64_t seed) { return gen::watts_strogatz(70000, 6, 0.2, seed); },  // > one 2^16 chunk
-      [](uint64_t seed) { return gen::clustered(5000, 7, 10, 0.9, seed); },
+      [](uint64_t seed) { return gen::clustered(50000, 7, 10, 0.9, seed); },
   };
   for (size_t i = 0; i < gens.size(); ++i) {
     SCOPED_TRACE(::testing::Message() << "generator " << i << " seed " << s);

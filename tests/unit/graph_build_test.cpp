@@ -175,7 +175,7 @@ TYPED_TEST(BuildCsrTest, ShuffledInputAndThreadCountGiveIdenticalGraph) {
   using I = TypeParam;
   const uint64_t s = testing::seed();
   testing::NastyOptions no;
-  no.rows = no.cols = 777;
+  no.rows = no.cols = 7777;  // ~10^5 edges: above the parallel threshold
   no.huge_row_degree = 3000;
   Coo<I> c = testing::nasty_coo<I>(no, s);
   BuildOptions o;
