@@ -41,6 +41,7 @@ struct TrainArgs {
   double lr = 0.01, weight_decay = 5e-4, dropout = 0.5;
   uint64_t seed = 1;
   bool quiet = false;
+  int64_t heads = 0;  // attention models (gatv2, transformer); 0 = the model's default
 };
 
 NodeDataset load(const std::string& data) {
@@ -117,6 +118,7 @@ int run_train(const TrainArgs& a) {
   cfg.out_channels = ds.num_classes;
   cfg.layers = a.layers;
   cfg.dropout = a.dropout;
+  if (a.heads > 0) cfg.extra["heads"] = std::to_string(a.heads);
   auto model = nn::make_model(a.model, cfg);
   model->to(dev);
   torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(a.lr).weight_decay(a.weight_decay));
@@ -194,6 +196,8 @@ TESSERA_CLI_COMMAND("train", "Full-batch node classification (GCN; other models 
   sub.add_option("--model", a->model, "model name; registered:" + models)->capture_default_str();
   sub.add_option("--data", a->data, "Planetoid directory (e.g. ../shared/data/cora) or task generator spec (sbm[:...])")
       ->capture_default_str();
+  sub.add_option("--heads", a->heads, "attention heads of the gatv2 / transformer models (0 = model default)")
+      ->check(CLI::NonNegativeNumber);
   sub.add_option("--hidden", a->hidden, "hidden channels")->capture_default_str()->check(CLI::PositiveNumber);
   sub.add_option("--layers", a->layers, "number of layers")->capture_default_str()->check(CLI::PositiveNumber);
   sub.add_option("--epochs", a->epochs, "maximum epochs")->capture_default_str()->check(CLI::NonNegativeNumber);
