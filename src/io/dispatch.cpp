@@ -31,7 +31,7 @@ int64_t meta_nodes(const std::string& dir) {
     if (!f.next(key) || !f.next(value)) continue;
     if (key == "num_nodes" || key == "nodes" || key == "meta_nodes") {
       int64_t n;
-      if (!detail::parse_int(value, n) || n < 0) in.fail_here("node count '", value, "' is not a non-negative integer");
+      if (!detail::parse_int(value, n) || n < 0) in.fail_here("node count '", detail::shown(value), "' is not a non-negative integer");
       return n;
     }
   }

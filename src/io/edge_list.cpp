@@ -29,17 +29,17 @@ void parse_header(const detail::LineReader& in, std::string_view line, Declared&
   std::string_view kv;
   while (f.next(kv)) {
     const size_t eq = kv.find('=');
-    if (eq == std::string_view::npos) in.fail_here("header field '", kv, "' is not key=value");
+    if (eq == std::string_view::npos) in.fail_here("header field '", detail::shown(kv), "' is not key=value");
     const std::string_view key = kv.substr(0, eq);
     const int64_t v = detail::int_field(in, kv.substr(eq + 1), "header value");
-    if (v < 0) in.fail_here("header value ", key, "=", v, " is negative");
+    if (v < 0) in.fail_here("header value ", detail::shown(key), "=", v, " is negative");
     if (key == "nodes") d.nodes = v;
     else if (key == "edges") d.edges = v;
     else if (key == "base") {
       if (v > 1) in.fail_here("header base=", v, " is not 0 or 1");
       d.base = int(v);
     } else if (key == "weighted") d.weighted = v != 0;
-    else in.fail_here("unknown header field '", key, "'");
+    else in.fail_here("unknown header field '", detail::shown(key), "'");
   }
 }
 }  // namespace
@@ -73,7 +73,7 @@ Coo<int64_t> read_edge_list(const std::string& path, const EdgeListOptions& opt)
     if (got < want) in.fail_here("expected ", want, " columns (src dst", weighted ? " weight" : "", "), got ", got);
     if (!opt.extra_columns && fields.next(f))
       in.fail_here("expected ", want, " columns (src dst", weighted ? " weight" : "", "), got ",
-                   want + 1 + fields.count_rest(), " (trailing '", f, "')");
+                   want + 1 + fields.count_rest(), " (trailing '", detail::shown(f), "')");
     coo.src.push_back(s);
     coo.dst.push_back(d);
     if (weighted) coo.w.push_back(w);

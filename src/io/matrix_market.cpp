@@ -37,19 +37,19 @@ Coo<int64_t> read_matrix_market_coo(const std::string& path) {
     in.fail_here("not a Matrix Market file (the first line must start with %%MatrixMarket)");
   if (n_tok < 5 || banner.next(f))
     in.fail_here("banner must be '%%MatrixMarket matrix coordinate <field> <symmetry>'");
-  if (tok[1] != "matrix") in.fail_here("object '", tok[1], "' is not supported (only 'matrix')");
+  if (tok[1] != "matrix") in.fail_here("object '", detail::shown(tok[1]), "' is not supported (only 'matrix')");
   if (tok[2] != "coordinate")
-    in.fail_here("format '", tok[2], "' is not supported (only 'coordinate'; dense 'array' is not a graph)");
+    in.fail_here("format '", detail::shown(tok[2]), "' is not supported (only 'coordinate'; dense 'array' is not a graph)");
   Field field;
   if (tok[3] == "real" || tok[3] == "double") field = Field::real;
   else if (tok[3] == "integer") field = Field::integer;
   else if (tok[3] == "pattern") field = Field::pattern;
-  else in.fail_here("field '", tok[3], "' is not supported (real, integer or pattern)");
+  else in.fail_here("field '", detail::shown(tok[3]), "' is not supported (real, integer or pattern)");
   Symmetry sym;
   if (tok[4] == "general") sym = Symmetry::general;
   else if (tok[4] == "symmetric") sym = Symmetry::symmetric;
   else if (tok[4] == "skew-symmetric") sym = Symmetry::skew;
-  else in.fail_here("symmetry '", tok[4], "' is not supported (general, symmetric or skew-symmetric)");
+  else in.fail_here("symmetry '", detail::shown(tok[4]), "' is not supported (general, symmetric or skew-symmetric)");
   if (sym == Symmetry::skew && field == Field::pattern)
     in.fail_here("a pattern matrix cannot be skew-symmetric");
 
@@ -68,7 +68,7 @@ Coo<int64_t> read_matrix_market_coo(const std::string& path) {
     dims[i] = int_field(in, f, i == 0 ? "row count" : i == 1 ? "column count" : "entry count");
     if (dims[i] < 0) in.fail_here("negative ", i == 0 ? "row" : i == 1 ? "column" : "entry", " count ", dims[i]);
   }
-  if (size_fields.next(f)) in.fail_here("size line has trailing '", f, "' (dense 'array' sizes are not supported)");
+  if (size_fields.next(f)) in.fail_here("size line has trailing '", detail::shown(f), "' (dense 'array' sizes are not supported)");
   const int64_t rows = dims[0], cols = dims[1], nnz = dims[2];
   if (sym != Symmetry::general && rows != cols)
     in.fail_here("a ", tok[4], " matrix must be square, got ", rows, " x ", cols);
@@ -118,7 +118,7 @@ Coo<int64_t> read_matrix_market_coo(const std::string& path) {
       ++got;
     }
     if (got < want) in.fail_here("expected ", want, " columns, got ", got);
-    if (fields.next(f)) in.fail_here("expected ", want, " columns, trailing '", f, "'");
+    if (fields.next(f)) in.fail_here("expected ", want, " columns, trailing '", detail::shown(f), "'");
     if (r < 1 || r > rows) in.fail_here("row index ", r, " out of range [1, ", rows, "]");
     if (c < 1 || c > cols) in.fail_here("column index ", c, " out of range [1, ", cols, "]");
     if (sym == Symmetry::skew && r == c) in.fail_here("skew-symmetric matrix has a diagonal entry (", r, ", ", c, ")");

@@ -28,8 +28,8 @@ std::map<std::string, std::string> read_meta(const std::string& path) {
     while (vb < ve && blank(line[vb])) ++vb;
     while (ve > vb && blank(line[ve - 1])) --ve;
     const std::string_view value = line.substr(vb, ve - vb);
-    if (value.empty()) in.fail_here("expected 'key value', got only '", key, "'");
-    if (!meta.emplace(std::string(key), std::string(value)).second) in.fail_here("duplicate key '", key, "'");
+    if (value.empty()) in.fail_here("expected 'key value', got only '", detail::shown(key), "'");
+    if (!meta.emplace(std::string(key), std::string(value)).second) in.fail_here("duplicate key '", detail::shown(key), "'");
   }
   return meta;
 }
@@ -39,12 +39,12 @@ int64_t meta_int(const std::map<std::string, std::string>& meta, const std::stri
                  bool required) {
   auto it = meta.find(key);
   if (it == meta.end()) {
-    if (required) fail(path, ": missing key '", key, "'");
+    if (required) fail(path, ": missing key '", detail::shown(key), "'");
     return -1;
   }
   int64_t v;
   if (!detail::parse_int(it->second, v) || v < 0)
-    fail(path, ": value of '", key, "' is not a non-negative integer: '", it->second, "'");
+    fail(path, ": value of '", detail::shown(key), "' is not a non-negative integer: '", detail::shown(it->second), "'");
   return v;
 }
 
@@ -57,7 +57,7 @@ int64_t parse_feature_pairs(const detail::LineReader& in, detail::Fields& fields
   int64_t got = 0, prev = -1;
   while (fields.next(f)) {
     const size_t colon = f.find(':');
-    if (colon == std::string_view::npos) in.fail_here("feature '", f, "' is not 'column:value'");
+    if (colon == std::string_view::npos) in.fail_here("feature '", detail::shown(f), "' is not 'column:value'");
     const int64_t j = detail::int_field(in, f.substr(0, colon), "feature column");
     if (j < 0 || j >= x.cols) in.fail_here("feature column ", j, " out of range [0, ", x.cols, ")");
     if (j <= prev) in.fail_here("feature columns not strictly ascending (", prev, " then ", j, ")");
@@ -100,7 +100,7 @@ NodeDataset read_planetoid(const std::string& dir) {
     int64_t k = 0;
     while (f.next(c)) {
       int64_t v;
-      if (!detail::parse_int(c, v)) fail(meta_path, ": class_counts entry '", c, "' is not an integer");
+      if (!detail::parse_int(c, v)) fail(meta_path, ": class_counts entry '", detail::shown(c), "' is not an integer");
       if (k >= nc || class_counts[size_t(k)] != v)
         fail(labels_path, ": class ", k, " has ", k < nc ? class_counts[size_t(k)] : 0, " nodes but ", meta_path,
              " says ", v);

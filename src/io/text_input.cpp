@@ -11,6 +11,7 @@ namespace tessera::io::detail {
 
 namespace {
 constexpr size_t kChunk = size_t(4) << 20;  // bytes per gzread: amortizes calls, fits in L2/L3
+constexpr size_t kMaxLine = size_t(256) << 20;
 
 bool has_gzip_magic(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
@@ -47,7 +48,12 @@ bool LineReader::refill() {
   if (begin_ > 0 && tail > 0) std::memmove(buf_.data(), buf_.data() + begin_, tail);
   begin_ = 0;
   end_ = tail;
-  if (buf_.size() - end_ < kChunk / 2) buf_.resize(std::max(buf_.size() * 2, end_ + kChunk));
+  if (buf_.size() - end_ < kChunk / 2) {
+    // Only a line longer than the buffer gets here; cap it so a gzip bomb without newlines
+    // cannot exhaust memory.
+    if (end_ >= kMaxLine) fail(path_, ":", line_no_ + 1, ": line longer than ", kMaxLine >> 20, " MiB");
+    buf_.resize(std::max(buf_.size() * 2, end_ + kChunk));
+  }
   const int n = gzread(gz_, buf_.data() + end_, unsigned(buf_.size() - end_));
   if (n < 0) {
     int err = 0;
@@ -148,7 +154,7 @@ std::vector<int64_t> read_int_lines(const std::string& path, const char* what) {
     Fields fields(line);
     if (!fields.next(f)) in.fail_here("expected one ", what, ", got an empty line");
     out.push_back(int_field(in, f, what));
-    if (fields.next(f)) in.fail_here("expected one ", what, ", trailing '", f, "'");
+    if (fields.next(f)) in.fail_here("expected one ", what, ", trailing '", detail::shown(f), "'");
   }
   if (out.empty()) fail(path, ":", in.line_number(), ": no ", what, " in the file (empty file)");
   return out;

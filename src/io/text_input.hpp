@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,6 +75,18 @@ class Fields {
   char delim_;
 };
 
+// A field echoed in an error message, cut to 40 characters: a hostile file's "number" can be a
+// gigabyte long.
+struct Shown {
+  std::string_view s;
+};
+inline Shown shown(std::string_view s) { return {s}; }
+inline std::ostream& operator<<(std::ostream& os, Shown v) {
+  constexpr size_t kMax = 40;
+  if (v.s.size() <= kMax) return os << v.s;
+  return os << v.s.substr(0, kMax) << "...(" << v.s.size() << " bytes)";
+}
+
 // Integer field. Accepts an optional leading '+'; rejects trailing characters ("12x") and
 // overflow. Returns false (never throws) so callers can phrase the error.
 inline bool parse_int(std::string_view f, int64_t& out) {
@@ -93,7 +106,7 @@ inline bool parse_real(std::string_view f, double& out) {
 // Parses an integer field or fails naming what it is ("source id").
 inline int64_t int_field(const LineReader& in, std::string_view f, const char* what) {
   int64_t v;
-  if (!parse_int(f, v)) in.fail_here(what, " '", f, "' is not an integer");
+  if (!parse_int(f, v)) in.fail_here(what, " '", detail::shown(f), "' is not an integer");
   return v;
 }
 // Node id: an integer >= 0.
@@ -105,9 +118,9 @@ inline int64_t id_field(const LineReader& in, std::string_view f, const char* wh
 // A finite value that fits a float.
 inline float float_field(const LineReader& in, std::string_view f, const char* what) {
   double v;
-  if (!parse_real(f, v)) in.fail_here(what, " '", f, "' is not a number");
-  if (!std::isfinite(v)) in.fail_here(what, " '", f, "' is not finite");
-  if (std::fabs(v) > 3.4028234663852886e38) in.fail_here(what, " ", f, " overflows float");
+  if (!parse_real(f, v)) in.fail_here(what, " '", detail::shown(f), "' is not a number");
+  if (!std::isfinite(v)) in.fail_here(what, " '", detail::shown(f), "' is not finite");
+  if (std::fabs(v) > 3.4028234663852886e38) in.fail_here(what, " ", detail::shown(f), " overflows float");
   return float(v);
 }
 

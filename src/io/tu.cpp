@@ -52,7 +52,7 @@ void read_tu_edges(const std::string& path, int64_t n, std::vector<int64_t>& row
       v[i] = int_field(in, f, i == 0 ? "row id" : "column id");
       if (v[i] < 1 || v[i] > n) in.fail_here("node id ", v[i], " out of range [1, ", n, "]");
     }
-    if (fields.next(f)) in.fail_here("expected 2 columns 'row, col', trailing '", f, "'");
+    if (fields.next(f)) in.fail_here("expected 2 columns 'row, col', trailing '", detail::shown(f), "'");
     rows.push_back(v[0] - 1);
     cols.push_back(v[1] - 1);
     line_of.push_back(in.line_number());
@@ -136,7 +136,13 @@ GraphCollection read_tu(const std::string& dir) {
     }
     g_count = int64_t(v.size());
   } else {
-    for (int64_t g : indicator) g_count = std::max(g_count, g);
+    // Without a labels file the largest graph id is the count; a hostile id must not size
+    // the per-graph arrays beyond one graph per node.
+    for (size_t i = 0; i < indicator.size(); ++i) {
+      if (indicator[i] > n)
+        fail(ind_path, ":", i + 1, ": graph id ", indicator[i], " exceeds the number of nodes (", n, ")");
+      g_count = std::max(g_count, indicator[i]);
+    }
   }
   // Node -> (graph, local id). Local ids follow node order within each graph.
   std::vector<int64_t> graph_of(static_cast<size_t>(n)), local(static_cast<size_t>(n));

@@ -315,3 +315,97 @@ TEST(IoMalformed, Planetoid) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Random damage (flipped, deleted, inserted bytes; truncation) to valid files of every format:
+// each read must either succeed or throw tessera::Error, never crash or throw anything else.
+TEST(IoMalformed, RandomMutationsEndInErrorOrValidGraph) {
+  TempDir dir;
+  const uint64_t seed = testing::seed();
+  std::mt19937_64 rng(seed);
+  const auto g = testing::random_graph(seed, true, 60);
+  io::write_graph(dir.file("g.txt"), g.view());
+  io::write_graph(dir.file("g.mtx"), g.view());
+  io::write_graph(dir.file("g.tsr"), g.view());
+  io::write_graph(dir.file("g.txt.gz"), g.view());
+  write_text(dir.file("t.txt"), "0 1 2 1.5\n0 2 1 2\n1 0 0 3\n2 1 1 1\n");
+  write_text(dir.file("s.txt"), "1 2 3\n4 5 6\n7 8 9\n");
+  struct Case {
+    std::string file;
+    std::function<void(const std::string&)> read;
+  };
+  const std::vector<Case> cases = {
+      {"g.txt", [](const std::string& p) { (void)io::read_edge_list(p); }},
+      {"g.mtx", [](const std::string& p) { (void)io::read_matrix_market(p); }},
+      {"g.tsr", [](const std::string& p) { (void)io::read_binary(p); }},
+      {"g.txt.gz", [](const std::string& p) { (void)io::read_graph(p); }},
+      {"t.txt", [](const std::string& p) { (void)io::read_temporal_edges(p); }},
+      {"s.txt", [](const std::string& p) { (void)io::read_node_signal(p); }},
+  };
+  const char alphabet[] = "0123456789 \n\t,.-+e%#:xnaif\r\x00\xff";
+  int errors = 0, loads = 0;
+  for (const auto& c : cases) {
+    const std::string good = testing::read_bytes(dir.file(c.file));
+    for (int trial = 0; trial < 60; ++trial) {
+      std::string bad = good;
+      const int edits = 1 + int(rng() % 4);
+      for (int e = 0; e < edits && !bad.empty(); ++e) {
+        const size_t at = rng() % bad.size();
+        switch (rng() % 4) {
+          case 0: bad[at] = char(bad[at] ^ (1 << (rng() % 8))); break;
+          case 1: bad.erase(at, 1 + rng() % 8); break;
+          case 2: bad.insert(at, 1, alphabet[rng() % (sizeof alphabet - 1)]); break;
+          default: bad.resize(at); break;
+        }
+      }
+      const std::string path = dir.file("bad_" + c.file);
+      write_text(path, bad);
+      try {
+        c.read(path);
+        ++loads;
+      } catch (const Error& e) {
+        ++errors;
+        EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << c.file << " trial " << trial << " seed " << seed << ": non-tessera exception " << e.what();
+      }
+    }
+  }
+  EXPECT_GT(errors, 100);  // most damage must be detected
+  std::printf("[ mutations ] %d rejected with tessera::Error, %d still valid\n", errors, loads);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(IoMalformed, TuHostileGraphIdWithoutLabelsFile) {
+  TempDir dir;
+  write_text(dir.file("H_A.txt"), "1, 2\n2, 1\n");
+  write_text(dir.file("H_graph_indicator.txt"), "1\n1000000000000\n");
+  expect_error([&] { (void)io::read_tu(dir.str()); },
+               {dir.file("H_graph_indicator.txt") + ":2: ", "graph id 1000000000000 exceeds the number of nodes (2)"});
+  std::filesystem::create_directory(dir.file("empty"));
+  expect_error([&] { (void)io::read_tu(dir.file("empty")); }, {dir.file("empty"), "not a TU collection"});
+  expect_error([&] { (void)io::read_tu(dir.file("nothing")); }, {dir.file("nothing"), "cannot list directory"});
+}
+
+// A gzip bomb: a few hundred KB that inflate to one 260 MB line. The reader must stop at its
+// line-length cap instead of buffering it all.
+TEST(IoMalformed, GzipBombWithoutNewlines) {
+  TempDir dir;
+  gzFile g = gzopen(dir.file("bomb.txt.gz").c_str(), "wb1");
+  ASSERT_NE(g, nullptr);
+  const std::string chunk(size_t(1) << 20, '1');
+  for (int i = 0; i < 260; ++i) ASSERT_EQ(gzwrite(g, chunk.data(), unsigned(chunk.size())), int(chunk.size()));
+  ASSERT_EQ(gzclose(g), Z_OK);
+  expect_error([&] { (void)io::read_edge_list(dir.file("bomb.txt.gz")); },
+               {dir.file("bomb.txt.gz") + ":1: ", "line longer than 256 MiB"});
+}
+
+}  // namespace
+}  // namespace tessera
