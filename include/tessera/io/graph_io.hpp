@@ -2,7 +2,9 @@
 // Loaders and writers. Every loader throws tessera::Error naming the file and line of the first
 // problem ("cora/edges.txt:17: expected 2 or 3 columns, got 1"); none crashes, hangs, or returns
 // a partial graph. Every writer writes to "<path>.tmp.<pid>" and renames, so a failure leaves no
-// half-written file. Files ending in .gz are read and written through zlib.
+// half-written file. Files ending in .gz are read and written through zlib (a truncated or
+// corrupt stream is an error). Node counts are checked against the file size before anything is
+// allocated from them (a 100-byte file cannot declare 10^12 nodes), lines are capped at 256 MiB.
 #include <cstdint>
 #include <string>
 
@@ -17,7 +19,8 @@ struct EdgeListOptions {
   IdBase base = IdBase::auto_detect;  // auto: 1-based when the smallest id is 1 and no id is 0
   bool remap = false;             // map sparse ids (SNAP) to 0..n-1 in order of first appearance
   int64_t num_nodes = -1;         // -1: max id + 1 (after remapping); else ids must be below it
-  bool weighted = false;          // read a third column as weight (error if absent)
+  bool weighted = false;          // read a third column as weight (error if absent); also on
+                                  // when the tessera header below says weighted=1
   char comment = '#';             // also skips '%' lines
   char delimiter = 0;             // 0: whitespace or comma
   bool extra_columns = false;     // accept and ignore columns after `src dst [weight]`
@@ -30,8 +33,9 @@ struct EdgeListOptions {
 Coo<int64_t> read_edge_list(const std::string& path, const EdgeListOptions& opt = {});
 void write_edge_list(const std::string& path, const CsrView<int64_t>& g);  // `src dst [w]`
 
-// Matrix Market coordinate (real, integer, pattern; general or symmetric). Entry (r, c) is the
-// edge c -> r, so the matrix read is the operator's A.
+// Matrix Market coordinate (real, integer, pattern; general, symmetric or skew-symmetric; the
+// symmetric kinds are mirrored). Entry (r, c) is the edge c -> r, so the matrix read is the
+// operator's A. Duplicate entries are summed. The entry count must match the size line exactly.
 Csr<int64_t> read_matrix_market(const std::string& path);
 void write_matrix_market(const std::string& path, const CsrView<int64_t>& g);
 
@@ -41,6 +45,9 @@ NodeDataset read_planetoid(const std::string& dir);
 
 // A TU collection: dir holds NAME_A.txt[.gz], NAME_graph_indicator.txt, and optional
 // NAME_graph_labels, NAME_node_labels, NAME_edge_labels, NAME_node_attributes, NAME_edge_attributes.
+// Each graph gets local ids in node order; its adjacency keeps every line of A (no merging, no
+// symmetrization: TU files list both directions), edge_labels[k] is the label of entry k of
+// adj.col, and a one-column NAME_edge_attributes becomes adj.values.
 GraphCollection read_tu(const std::string& dir);
 
 // Temporal formats of ../shared/data: `t src dst [weight]` (order = "tsd") or `src dst t`
