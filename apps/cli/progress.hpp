@@ -1,6 +1,6 @@
 #pragma once
-// A long step of a command, reported on stderr: "tessera: reading x ..." when it starts, a
-// "still ..." line every few seconds while it runs, and "... done in 1.23 s" at the end.
+// A long step of a command, reported on stderr: "tessera: reading x ..." when it starts,
+// "still ..." lines after 5, 10, 20, 40 ... seconds while it runs, and "... done in 1.23 s" at the end.
 // stdout stays clean for the result (and for --json).
 #include <chrono>
 #include <condition_variable>
@@ -19,7 +19,8 @@ class Step {
     std::fprintf(stderr, "tessera: %s ...\n", what_.c_str());
     ticker_ = std::thread([this] {
       std::unique_lock<std::mutex> lock(mu_);
-      while (!cv_.wait_for(lock, std::chrono::seconds(5), [this] { return done_; }))
+      for (auto wait = std::chrono::seconds(5); !cv_.wait_for(lock, wait, [this] { return done_; });
+           wait = std::chrono::seconds(int64_t(elapsed())))  // next report when the elapsed time doubles
         std::fprintf(stderr, "tessera: still %s (%.0f s)\n", what_.c_str(), elapsed());
     });
   }
