@@ -182,7 +182,7 @@ TEST(GraphKernel, InvariantUnderNodePermutationAndReordering) {
     const auto g1 = random_labeled_graph(go, rng);
     go.n = 5 + int(rng() % 60);
     const auto g2 = random_labeled_graph(go, rng);
-    std::vector<int> perm(size_t(g1.num_nodes()));
+    std::vector<int> perm(static_cast<size_t>(g1.num_nodes()));
     std::iota(perm.begin(), perm.end(), 0);
     std::shuffle(perm.begin(), perm.end(), rng);
     const auto g1p = testing::permute_graph(g1, perm);
@@ -380,7 +380,7 @@ TEST(Reorder, PermutationApplyAndUndoRoundTrip) {
     const auto back = p.inverse().apply(h.view());
     EXPECT_EQ(back.rowptr, g.rowptr);
     EXPECT_EQ(back.col, g.col);
-    std::vector<double> data(size_t(g.rows));
+    std::vector<double> data(static_cast<size_t>(g.rows));
     for (auto& d : data) d = double(rng() % 1000);
     EXPECT_EQ(p.scatter(p.gather(data)), data);
   }
@@ -392,7 +392,7 @@ TEST(Reorder, RcmRecoversBandedStructureOfShuffledGraph) {
   std::mt19937_64 rng(testing::seed());
   // A 2D grid (spatial neighbours) with shuffled ids: RCM should bring back few non-empty octiles.
   const int side = 40, n = side * side;
-  std::vector<int> shuffle(size_t(n));
+  std::vector<int> shuffle(static_cast<size_t>(n));
   std::iota(shuffle.begin(), shuffle.end(), 0);
   std::shuffle(shuffle.begin(), shuffle.end(), rng);
   Coo<int32_t> coo;
