@@ -64,7 +64,8 @@ __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wai
 __device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const void* row_addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(row_addr)));
+               : "r"(smem_addr(row_addr))
+               : "memory");  // orders it after the gather's plain shared stores (fallback path)
 }
 
 template <class T>
