@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -24,23 +25,49 @@ void sorted_row(const CsrView<I>& g, int64_t r, std::vector<I>& out) {
 }
 
 template <class I>
+bool rows_sorted(const CsrView<I>& g, bool par) {
+  int unsorted = 0;
+#pragma omp parallel for schedule(dynamic, 1024) reduction(| : unsorted) if (par)
+  for (int64_t r = 0; r < g.rows; ++r)
+    unsorted |= !std::is_sorted(g.col + g.rowptr[r], g.col + g.rowptr[r + 1]);
+  return unsorted == 0;
+}
+
+// Pattern symmetry. With sorted rows (every built graph): look each (r, c) up in row c by binary
+// search: no extra memory and it stops early on the first asymmetric entry (usual for directed
+// graphs). Otherwise compare sorted rows against the transpose.
+template <class I>
 bool pattern_symmetric(const CsrView<I>& g) {
   if (g.rows != g.cols) return false;
-  const Csr<I> t = transpose(g);  // rows sorted by construction
   const bool par = detail::parallel_worth(g.rows + g.nnz);
-  int asym = 0;
-#pragma omp parallel reduction(| : asym) if (par)
+  std::atomic<bool> asym{false};
+  if (rows_sorted(g, par)) {
+#pragma omp parallel for schedule(dynamic, 1024) if (par)
+    for (int64_t r = 0; r < g.rows; ++r) {
+      if (asym.load(std::memory_order_relaxed)) continue;
+      for (int64_t p = int64_t(g.rowptr[r]); p < int64_t(g.rowptr[r + 1]); ++p) {
+        const int64_t c = int64_t(g.col[p]);
+        if (!std::binary_search(g.col + g.rowptr[c], g.col + g.rowptr[c + 1], I(r))) {
+          asym.store(true, std::memory_order_relaxed);
+          break;
+        }
+      }
+    }
+    return !asym.load();
+  }
+  const Csr<I> t = transpose(g);  // rows sorted by construction
+#pragma omp parallel if (par)
   {
     std::vector<I> a;
 #pragma omp for schedule(dynamic, 1024)
     for (int64_t r = 0; r < g.rows; ++r) {
-      if (asym) continue;
+      if (asym.load(std::memory_order_relaxed)) continue;
       sorted_row(g, r, a);
       const auto b = t.col.begin() + t.rowptr[size_t(r)], e = t.col.begin() + t.rowptr[size_t(r) + 1];
-      if (!std::equal(a.begin(), a.end(), b, e)) asym = 1;
+      if (!std::equal(a.begin(), a.end(), b, e)) asym.store(true, std::memory_order_relaxed);
     }
   }
-  return asym == 0;
+  return !asym.load();
 }
 
 }  // namespace

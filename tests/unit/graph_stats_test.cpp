@@ -97,6 +97,32 @@ TEST(GraphStats, RandomTileCountsMatchBruteForce) {
   EXPECT_DOUBLE_EQ(t.share_nonempty, double(want) / double(occupied.size()));
 }
 
+TEST(GraphStats, SymmetryWithUnsortedRowsAndRandomGraphs) {
+  // Unsorted rows take the transpose path: 0 <-> 1, 0 <-> 2 with row 0 = {2, 1}.
+  Csr<int32_t> g;
+  g.rows = g.cols = 3;
+  g.rowptr = {0, 2, 3, 4};
+  g.col = {2, 1, 0, 0};
+  EXPECT_TRUE(graph_stats(g.view()).symmetric);
+  g.col = {2, 1, 0, 1};  // 2 -> 1 without 1 -> 2
+  EXPECT_FALSE(graph_stats(g.view()).symmetric);
+  // Random graphs: symmetrized is symmetric; removing one entry breaks it (sorted-row path).
+  const uint64_t seed = testing::seed();
+  testing::NastyOptions no;
+  no.rows = no.cols = 5000;
+  BuildOptions sym;
+  sym.symmetrize = true;
+  Csr<int32_t> s = build_csr(testing::nasty_coo<int32_t>(no, seed), sym);
+  EXPECT_TRUE(graph_stats(s.view()).symmetric) << "seed " << seed;
+  Coo<int32_t> c = to_coo(s.view());
+  size_t k = size_t(seed % uint64_t(c.nnz()));
+  while (c.src[k] == c.dst[k]) k = (k + 1) % c.src.size();
+  c.src.erase(c.src.begin() + long(k));
+  c.dst.erase(c.dst.begin() + long(k));
+  c.w.erase(c.w.begin() + long(k));
+  EXPECT_FALSE(graph_stats(build_csr(c).view()).symmetric) << "seed " << seed;
+}
+
 TEST(GraphStats, TextAndJson) {
   const Csr<int32_t> g = from_edges(5, {{0, 1}, {0, 2}, {0, 3}}, true);
   const GraphStats s = graph_stats(g.view());
