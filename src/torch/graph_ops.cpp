@@ -20,8 +20,8 @@ namespace {
 at::Tensor entry_rows(const at::Tensor& rowptr, int64_t nnz) {
   const int64_t rows = rowptr.size(0) - 1;
   auto counts = (rowptr.narrow(0, 1, rows) - rowptr.narrow(0, 0, rows)).to(at::kLong);
-  auto ids = at::arange(rows, rowptr.options().dtype(at::kLong));
-  auto out = at::repeat_interleave(ids, counts, nnz);
+  auto out = at::repeat_interleave(counts);  // row i repeated counts[i] times
+  TESSERA_CHECK(out.size(0) == nnz, "CSR offsets end at ", out.size(0), " but there are ", nnz, " column entries");
   return out;
 }
 
@@ -123,8 +123,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm(const at::Tensor& rowptr
       const auto is_loop = row.eq(c);
       const auto keep = is_loop.logical_not();
       if (self_loops == "remaining") {  // existing loops keep their weight (PyG add_remaining_self_loops)
-        const auto loop_rows = row.masked_select(is_loop);
-        loop_w = loop_w.index_put({loop_rows}, w.masked_select(is_loop));
+        // Of duplicate loops the last (in edge order: the CSR sort is stable) wins, as in PyG on the
+        // CPU. Selecting it explicitly keeps index_put free of duplicate indices, so the gradient
+        // reaches exactly the entry the forward used.
+        auto loop_rows = row.masked_select(is_loop);
+        auto loop_vals = w.masked_select(is_loop);
+        const int64_t m = loop_rows.size(0);
+        if (m > 1) {
+          auto last = at::ones({m}, loop_rows.options().dtype(at::kBool));
+          last.narrow(0, 0, m - 1).copy_(loop_rows.narrow(0, 0, m - 1).ne(loop_rows.narrow(0, 1, m - 1)));
+          loop_rows = loop_rows.masked_select(last);
+          loop_vals = loop_vals.masked_select(last);
+        }
+        loop_w = loop_w.index_put({loop_rows}, loop_vals);
       }
       keep_row = row.masked_select(keep);
       keep_col = c.masked_select(keep);

@@ -6,8 +6,8 @@
 #include <random>
 
 #include "support/testing.hpp"
-#include "spmm_op.hpp"
-#include "graph_ops.hpp"
+#include "torch/spmm_op.hpp"
+#include "torch/graph_ops.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/ops/spmm.hpp"
 #include "tessera/torch/graph.hpp"
