@@ -77,6 +77,11 @@ def random_graph(n: int, e: int, seed: int, self_loops: bool = True, isolated: i
     if e >= 8:
         src[: e // 8] = src[e // 8: 2 * (e // 8)]  # duplicate edges
         dst[: e // 8] = dst[e // 8: 2 * (e // 8)]
+    # Exactly three self-loops (at distinct nodes): with duplicate loops PyG's forward keeps one of
+    # them but its index_put backward credits all, so gradients would not be comparable.
+    m = n - isolated
+    dst = torch.where(src == dst, (dst + 1) % m, dst)
     if self_loops and e >= 4:
+        src[-3:] = torch.tensor([1, 2, 3]) % m
         dst[-3:] = src[-3:]
     return torch.stack([src, dst])
