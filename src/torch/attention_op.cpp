@@ -118,12 +118,14 @@ Grads attention_backward_kernel(const at::Tensor& grad_out, const at::Tensor& ro
     b.datt = datt.defined() ? datt.data_ptr() : nullptr;
     b.symmetric = symmetric;
     ops::AttentionTransposeView<I> tv;
+    at::Tensor perm_i;
     if (has(t_rowptr)) {
       const auto t = csr_view<I>(*t_rowptr, *t_col, b.fwd.A.rows, dev, "attention_backward (transpose)");
-      TESSERA_CHECK(t_perm->scalar_type() == t_col->scalar_type() && t_perm->numel() == t_col->numel() &&
-                        t_perm->is_contiguous(),
-                    "attention_backward: t_perm must be a contiguous index tensor like t_col");
-      tv = {t.rows, t.nnz, t.rowptr, t.col, t_perm->data_ptr<I>(), dev};
+      TESSERA_CHECK(t_perm->numel() == t_col->numel(), "attention_backward: t_perm has ", t_perm->numel(),
+                    " entries but t_col has ", t_col->numel());
+      index_type_from(*t_perm, "attention_backward: t_perm");
+      perm_i = t_perm->to(t_col->scalar_type()).contiguous();  // the kernels read it as I
+      tv = {t.rows, t.nnz, t.rowptr, t.col, perm_i.data_ptr<I>(), dev};
       b.transpose = &tv;
     }
     ops::attention_backward<I>(b, ex.get());

@@ -79,7 +79,10 @@ torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& gr
   const auto g = options.add_self_loops() ? looped(graph) : graph;
   auto x_l = lin_l->forward(x);
   auto x_r = options.share_weights() ? x_l : lin_r->forward(x);
-  pt::AttentionGraph ag{g.rowptr(), g.col(), g.cols()};
+  pt::AttentionGraph ag;
+  ag.rowptr = g.rowptr();
+  ag.col = g.col();
+  ag.num_src = g.cols();
   ag.graph_id = int64_t(g.id());
   if (torch::GradMode::is_enabled()) {
     const auto& t = g.transpose();

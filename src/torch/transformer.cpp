@@ -37,7 +37,10 @@ torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Gra
                 g.cols(), " but x has ", x.size(0), " nodes");
   const int64_t H = options.heads(), C = options.out_channels();
   auto q = lin_query->forward(x), k = lin_key->forward(x), v = lin_value->forward(x);
-  pt::AttentionGraph ag{g.rowptr(), g.col(), g.cols()};
+  pt::AttentionGraph ag;
+  ag.rowptr = g.rowptr();
+  ag.col = g.col();
+  ag.num_src = g.cols();
   ag.graph_id = int64_t(g.id());
   if (torch::GradMode::is_enabled()) {
     const auto& t = g.transpose();
