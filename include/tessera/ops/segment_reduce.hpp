@@ -50,6 +50,7 @@
 #include "tessera/core/device.hpp"
 #include "tessera/graph/csr.hpp"
 #include "tessera/tune/registry.hpp"
+#include "tessera/tune/tuner.hpp"
 
 namespace tessera::ops {
 
@@ -76,8 +77,8 @@ struct SegmentReduceBackwardArgs {
   DenseView dX;                   // A.cols x F (overwritten)
 };
 
-// Forward. variant "" = the family's choice (requested via TESSERA_VARIANT_SEGMENT_REDUCE, else the
-// tuner cache, else the heuristic); otherwise a registered name.
+// Forward. variant "" = the family's choice through tune::choose (TESSERA_VARIANT_SEGMENT_REDUCE,
+// then timing when tuning is on, then the tuner cache, then the heuristic); otherwise a registered name.
 template <class I>
 void segment_reduce(const SegmentReduceArgs<I>& args, const Exec& exec, const std::string& variant = "");
 
@@ -86,10 +87,16 @@ template <class I>
 void segment_reduce_backward(const SegmentReduceBackwardArgs<I>& args, const Exec& exec,
                              const std::string& backend = "");
 
-// The forward variant table; conformance tests iterate it.
+// The forward variant table (with its heuristic); conformance tests iterate it.
 template <class I> tune::Registry<SegmentReduceArgs<I>>& segment_reduce_registry();
-// The heuristic's pick for these arguments on this device (used when nothing else decides).
-template <class I> std::string segment_reduce_heuristic(const SegmentReduceArgs<I>& args, const Device& d);
+// The variant segment_reduce() would run and why (validates the arguments first).
+template <class I>
+tune::Choice segment_reduce_choose(const SegmentReduceArgs<I>& args, const Exec& exec, const std::string& variant = "");
+
+// Bytes the forward must move at least: rowptr + col read once, X's gathered rows (nnz x F, the
+// per-edge read that no cache removes on large graphs), Y (+ arg) written once. Benchmarks report
+// achieved bandwidth against this floor.
+template <class I> double segment_reduce_io_bytes(const SegmentReduceArgs<I>& args);
 
 // Degree threshold of a split: nodes with in-degree > the returned value are heavy. quantile <= 0
 // means no split (returns INT64_MAX). Exposed for tests and the benchmark.

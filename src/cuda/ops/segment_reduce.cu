@@ -217,6 +217,18 @@ void segment_reduce_backward_cuda(const SegmentReduceBackwardArgs<I>& a, const E
   TESSERA_DISPATCH_FLOAT(a.dY.dtype, H, [&] { backward<typename DeviceType<H>::type, I>(a, exec); });
 }
 
+template <class I> int64_t max_degree_cuda(const CsrView<I>& g, const Exec& exec) {
+  cudaStream_t s = cuda_stream(exec.stream);
+  std::vector<I> rp(size_t(g.rows) + 1);
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(rp.data(), g.rowptr, rp.size() * sizeof(I), cudaMemcpyDeviceToHost, s));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  int64_t m = 0;
+  for (int64_t i = 0; i < g.rows; ++i) m = std::max<int64_t>(m, int64_t(rp[i + 1]) - int64_t(rp[i]));
+  return m;
+}
+
+template int64_t max_degree_cuda<int32_t>(const CsrView<int32_t>&, const Exec&);
+template int64_t max_degree_cuda<int64_t>(const CsrView<int64_t>&, const Exec&);
 template void segment_reduce_cuda<int32_t>(const SegmentReduceArgs<int32_t>&, const Exec&, const CudaSegmentConfig&);
 template void segment_reduce_cuda<int64_t>(const SegmentReduceArgs<int64_t>&, const Exec&, const CudaSegmentConfig&);
 template void segment_reduce_backward_cuda<int32_t>(const SegmentReduceBackwardArgs<int32_t>&, const Exec&);

@@ -22,6 +22,8 @@ struct CudaSegmentConfig {
 };
 template <class I>
 void segment_reduce_cuda(const SegmentReduceArgs<I>& a, const Exec& exec, const CudaSegmentConfig& cfg);
+// Largest in-degree of a device graph (one D2H copy of the offsets); for the tuner's skew class.
+template <class I> int64_t max_degree_cuda(const CsrView<I>& g, const Exec& exec);
 template <class I>
 void segment_reduce_backward_cuda(const SegmentReduceBackwardArgs<I>& a, const Exec& exec);
 

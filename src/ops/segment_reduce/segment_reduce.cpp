@@ -1,12 +1,15 @@
-// Segment-reduce dispatch: validate once, pick a variant (requested > environment > heuristic),
-// run it. The variant table is the single source for the dispatcher, the tuner and the tests.
+// Segment-reduce dispatch: validate once, pick a variant with tune::choose (requested > tuned >
+// cache > heuristic), run it. The variant table is the single source for the dispatcher, the tuner and the tests.
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "ops/segment_reduce/backends.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/tune/choose.hpp"
 
 namespace tessera::ops {
 
@@ -118,7 +121,57 @@ tune::Registry<SegmentReduceArgs<I>> make_registry() {
                      : "warp per node, no split"});
       }
 #endif
+  r.set_heuristic([](const Args& a, const Device& d) -> std::string {
+    if (!d.is_cuda()) return "cpu";
+    // Split at the 0.99 quantile with 8-warp blocks: rows far above the mean get (row, chunk)
+    // blocks, which matters on skewed graphs; on regular graphs the threshold rises to two chunks
+    // and the split is empty, so the default costs nothing there. f64 max/min have no packed key.
+    if (has_arg(a.reduce) && a.X.dtype == DType::f64) return "cuda.none.w8";
+    return "cuda.q0.99.w8.c256";
+  });
   return r;
+}
+
+int log2_ceil(int64_t v) {
+  int l = 0;
+  while ((int64_t(1) << l) < v) ++l;
+  return l;
+}
+
+// Skew class (max in-degree over mean): 0 regular, 1 skewed, 2 power law; memoized per graph id.
+template <class I>
+int graph_skew(const CsrView<I>& g, const Exec& exec) {
+  static std::mutex mu;
+  static std::map<uint64_t, int> memo;
+  if (g.id) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = memo.find(g.id); it != memo.end()) return it->second;
+  }
+  int64_t max_deg = 0;
+  if (g.device.is_cuda()) {
+#ifdef TESSERA_WITH_CUDA
+    if (!g.id) return -1;
+    max_deg = detail::max_degree_cuda(g, exec);
+#endif
+  } else {
+    for (int64_t i = 0; i < g.rows; ++i) max_deg = std::max<int64_t>(max_deg, int64_t(g.rowptr[i + 1] - g.rowptr[i]));
+  }
+  const double r = double(max_deg) / std::max(g.rows ? double(g.nnz) / double(g.rows) : 0.0, 1.0);
+  const int s = r < 8 ? 0 : r < 128 ? 1 : 2;
+  if (g.id) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (memo.size() > 4096) memo.clear();
+    memo[g.id] = s;
+  }
+  return s;
+}
+
+template <class I>
+tune::Key key_of(const SegmentReduceArgs<I>& a, const Exec& exec) {
+  tune::GraphSignature sig{log2_ceil(a.A.rows), log2_ceil(a.A.nnz), graph_skew(a.A, exec)};
+  return {tune::device_key(exec.device), std::string("segment_reduce.") + reduce_name(a.reduce),
+          std::string(dtype_name(a.X.dtype)) + "/" + index_name(index_of<I>::value), sig.str(),
+          tune::width_bucket(a.X.cols)};
 }
 
 }  // namespace
@@ -129,31 +182,24 @@ template <class I> tune::Registry<SegmentReduceArgs<I>>& segment_reduce_registry
 }
 
 template <class I>
-std::string segment_reduce_heuristic(const SegmentReduceArgs<I>& a, const Device& d) {
-  if (!d.is_cuda()) return "cpu";
-  // Split at the 0.99 quantile with 8-warp blocks: rows far above the mean get (row, chunk) blocks,
-  // which only matters on skewed graphs; on uniform graphs the threshold rises to 2 chunks and the
-  // split is empty, so this default costs nothing there. f64 max/min cannot use the packed key.
-  if (has_arg(a.reduce) && a.X.dtype == DType::f64) return "cuda.none.w8";
-  return "cuda.q0.99.w8.c256";
+tune::Choice segment_reduce_choose(const SegmentReduceArgs<I>& a, const Exec& exec, const std::string& variant) {
+  validate_forward(a);
+  TESSERA_CHECK(exec.device == a.A.device, "segment_reduce: exec on ", exec.device.str(), " but the graph is on ",
+                a.A.device.str());
+  return tune::choose(segment_reduce_registry<I>(), key_of(a, exec), a, exec, variant);
 }
 
 template <class I>
 void segment_reduce(const SegmentReduceArgs<I>& a, const Exec& exec, const std::string& variant) {
-  validate_forward(a);
-  TESSERA_CHECK(exec.device == a.A.device, "segment_reduce: exec on ", exec.device.str(), " but the graph is on ",
-                a.A.device.str());
-  std::string name = variant;
-  if (name.empty())
-    if (const char* e = std::getenv("TESSERA_VARIANT_SEGMENT_REDUCE")) name = e;
-  if (name.empty()) name = segment_reduce_heuristic(a, exec.device);
-  const auto& v = segment_reduce_registry<I>().get(name);
-  TESSERA_CHECK(tune::runs_on(v.backend, exec.device), "segment_reduce: variant '", name, "' runs on ",
-                tune::backend_name(v.backend), ", not on ", exec.device.str());
-  TESSERA_CHECK(!v.eligible || v.eligible(a), "segment_reduce: variant '", name, "' is not eligible for ",
-                reduce_name(a.reduce), " on ", dtype_name(a.X.dtype), " with ", a.A.cols, " columns");
+  const tune::Choice c = segment_reduce_choose(a, exec, variant);
   if (a.A.rows == 0 || a.X.cols == 0) return;
-  v.run(a, exec);
+  segment_reduce_registry<I>().get(c.variant).run(a, exec);
+}
+
+template <class I> double segment_reduce_io_bytes(const SegmentReduceArgs<I>& a) {
+  const double F = double(a.X.cols), t = double(dtype_size(a.X.dtype));
+  return double(a.A.rows + 1 + a.A.nnz) * sizeof(I) + double(a.A.nnz) * F * t + double(a.A.rows) * F * t +
+         (has_arg(a.reduce) && a.arg ? double(a.A.rows) * F * 8 : 0.0);
 }
 
 template <class I>
@@ -178,7 +224,8 @@ void segment_reduce_backward(const SegmentReduceBackwardArgs<I>& a, const Exec& 
 
 #define TESSERA_INSTANTIATE(I)                                                                              \
   template tune::Registry<SegmentReduceArgs<I>>& segment_reduce_registry<I>();                              \
-  template std::string segment_reduce_heuristic<I>(const SegmentReduceArgs<I>&, const Device&);             \
+  template tune::Choice segment_reduce_choose<I>(const SegmentReduceArgs<I>&, const Exec&, const std::string&); \
+  template double segment_reduce_io_bytes<I>(const SegmentReduceArgs<I>&);                                   \
   template void segment_reduce<I>(const SegmentReduceArgs<I>&, const Exec&, const std::string&);            \
   template void segment_reduce_backward<I>(const SegmentReduceBackwardArgs<I>&, const Exec&, const std::string&);
 TESSERA_INSTANTIATE(int32_t)

@@ -1,0 +1,96 @@
+// tessera::nn::SAGEConv and the "sage" model of `tessera train` (--aggr max|min|sum|mean).
+#include "tessera/torch/sage.hpp"
+
+#include "segment_reduce_op.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/ops/segment_reduce.hpp"
+#include "tessera/torch/models.hpp"
+
+namespace tessera::nn {
+
+torch::Tensor sage_aggregate(const pt::Graph& graph, const torch::Tensor& x, const std::string& aggr) {
+  TESSERA_CHECK(graph.cols() == x.size(0), "SAGEConv: graph has ", graph.cols(), " source nodes but x has ",
+                x.size(0), " rows");
+  const std::string reduce = aggr == "add" ? "sum" : aggr;
+  return std::get<0>(pt::segment_reduce(graph.rowptr(), graph.col(), x, reduce, int64_t(graph.id())));
+}
+
+SAGEConvImpl::SAGEConvImpl(const SAGEConvOptions& opts) : options(opts) { reset(); }
+
+void SAGEConvImpl::reset() {
+  TESSERA_CHECK(options.in_channels() > 0 && options.out_channels() > 0,
+                "SAGEConv: in_channels and out_channels must be positive (lazy -1 is not supported), got ",
+                options.in_channels(), " and ", options.out_channels());
+  ops::parse_reduce(options.aggr() == "add" ? "sum" : options.aggr());  // throws on unknown aggregations
+  const int64_t in = options.in_channels(), out = options.out_channels();
+  if (options.project())
+    lin = register_module("lin", torch::nn::Linear(torch::nn::LinearOptions(in, in).bias(true)));
+  lin_l = register_module("lin_l", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(options.bias())));
+  if (options.root_weight())
+    lin_r = register_module("lin_r", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)));
+  reset_parameters();
+}
+
+void SAGEConvImpl::reset_parameters() {
+  // PyG's Linear defaults to kaiming_uniform(a = sqrt(5)) and U(+-1/sqrt(fan_in)) for the bias,
+  // which is exactly torch.nn.Linear's own initialization.
+  if (lin) lin->reset_parameters();
+  lin_l->reset_parameters();
+  if (lin_r) lin_r->reset_parameters();
+}
+
+torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph) {
+  TESSERA_CHECK(x.dim() == 2 && x.size(1) == options.in_channels(), "SAGEConv: x must be [N, ",
+                options.in_channels(), "], got ", x.sizes());
+  TESSERA_CHECK(graph.rows() == x.size(0) && graph.cols() == x.size(0), "SAGEConv: graph is ", graph.rows(), " x ",
+                graph.cols(), " but x has ", x.size(0), " nodes");
+  const torch::Tensor src = options.project() ? torch::relu(lin->forward(x)) : x;
+  auto out = lin_l->forward(sage_aggregate(graph, src, options.aggr()));
+  if (options.root_weight()) out = out + lin_r->forward(x);
+  if (options.normalize()) out = torch::nn::functional::normalize(out, torch::nn::functional::NormalizeFuncOptions().p(2.0).dim(-1));
+  return out;
+}
+
+torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index) {
+  return forward(x, pt::Graph::from_edge_index(edge_index, {}, x.size(0)));
+}
+
+void SAGEConvImpl::pretty_print(std::ostream& stream) const {
+  stream << "tessera::nn::SAGEConv(" << options.in_channels() << ", " << options.out_channels()
+         << ", aggr=" << options.aggr() << ")";
+}
+
+// ---- the "sage" model: layers x SAGEConv, ReLU + dropout between them; --aggr picks the reduction ----
+namespace {
+class SageModel final : public NodeModel {
+ public:
+  explicit SageModel(const ModelConfig& c) : dropout_(c.dropout) {
+    TESSERA_CHECK(c.layers >= 1, "sage: --layers must be >= 1, got ", c.layers);
+    const auto it = c.extra.find("aggr");
+    const std::string aggr = it == c.extra.end() ? "mean" : it->second;
+    for (int l = 0; l < c.layers; ++l) {
+      const int64_t in = l == 0 ? c.in_channels : c.hidden;
+      const int64_t out = l + 1 == c.layers ? c.out_channels : c.hidden;
+      convs_.push_back(register_module("conv" + std::to_string(l), SAGEConv(SAGEConvOptions(in, out).aggr(aggr))));
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
+    auto h = x;
+    for (size_t l = 0; l < convs_.size(); ++l) {
+      h = torch::dropout(h, dropout_, is_training());
+      h = convs_[l]->forward(h, graph);
+      if (l + 1 < convs_.size()) h = torch::relu(h);
+    }
+    return h;
+  }
+
+ private:
+  double dropout_;
+  std::vector<SAGEConv> convs_;
+};
+
+ModelRegistrar sage_registrar("sage", "GraphSAGE (Hamilton et al.): stacked SAGEConv, ReLU, dropout; --aggr max|min|sum|mean",
+                              [](const ModelConfig& c) { return std::make_shared<SageModel>(c); });
+}  // namespace
+
+}  // namespace tessera::nn
