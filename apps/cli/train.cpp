@@ -42,6 +42,7 @@ struct TrainArgs {
   uint64_t seed = 1;
   bool quiet = false;
   int64_t heads = 0;  // attention models (gatv2, transformer); 0 = the model's default
+  std::string aggr;   // sage: max, min, sum or mean ("" = the model's default, mean)
 };
 
 NodeDataset load(const std::string& data) {
@@ -119,6 +120,7 @@ int run_train(const TrainArgs& a) {
   cfg.layers = a.layers;
   cfg.dropout = a.dropout;
   if (a.heads > 0) cfg.extra["heads"] = std::to_string(a.heads);
+  if (!a.aggr.empty()) cfg.extra["aggr"] = a.aggr;
   auto model = nn::make_model(a.model, cfg);
   model->to(dev);
   torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(a.lr).weight_decay(a.weight_decay));
@@ -198,6 +200,8 @@ TESSERA_CLI_COMMAND("train", "Full-batch node classification (GCN; other models 
       ->capture_default_str();
   sub.add_option("--heads", a->heads, "attention heads of the gatv2 / transformer models (0 = model default)")
       ->check(CLI::NonNegativeNumber);
+  sub.add_option("--aggr", a->aggr, "neighbour aggregation of the sage model: max, min, sum or mean (default mean)")
+      ->check(CLI::IsMember({"max", "min", "sum", "add", "mean"}));
   sub.add_option("--hidden", a->hidden, "hidden channels")->capture_default_str()->check(CLI::PositiveNumber);
   sub.add_option("--layers", a->layers, "number of layers")->capture_default_str()->check(CLI::PositiveNumber);
   sub.add_option("--epochs", a->epochs, "maximum epochs")->capture_default_str()->check(CLI::NonNegativeNumber);

@@ -6,3 +6,5 @@ from .transformer import TransformerConv  # noqa: E402
 
 __all__ = ["GCNConv"]
 __all__ += ["GATv2Conv", "TransformerConv"]
+from .sage import SAGEConv  # noqa: E402
+__all__ += ["SAGEConv"]
