@@ -142,11 +142,14 @@ struct Saved {
 
 class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
  public:
+  // extra: att (GATv2) or value (Transformer). Torch 1.13's C++ Function cannot take undefined
+  // tensors as inputs, so the one that exists for the kind travels in this slot.
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& query,
-                                                const at::Tensor& key, const at::Tensor& value,
-                                                const at::Tensor& att, const AttentionGraph& g,
-                                                const AttentionOptions& o) {
+                                                const at::Tensor& key, const at::Tensor& extra,
+                                                const AttentionGraph& g, const AttentionOptions& o) {
     at::AutoDispatchBelowADInplaceOrView below;
+    const bool gat = o.kind == "gatv2";
+    const at::Tensor value = gat ? at::Tensor() : extra, att = gat ? extra : at::Tensor();
     static auto op = c10::Dispatcher::singleton()
                          .findSchemaOrThrow("tessera::attention", "")
                          .typed<decltype(attention_kernel)>();
@@ -189,7 +192,7 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
         opt(ctx->saved_data["t_rowptr"].toTensor()), opt(ctx->saved_data["t_col"].toTensor()),
         opt(ctx->saved_data["t_perm"].toTensor()), ctx->saved_data["symmetric"].toBool());
     if (datt.defined() && s[3].defined()) datt = datt.to(s[3].scalar_type()).view(s[3].sizes());
-    return {dq, dk, dv, datt, at::Tensor(), at::Tensor()};
+    return {dq, dk, s[3].defined() ? datt : dv, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -203,8 +206,10 @@ Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, cons
   AttentionGraph g{rowptr, col, key.size(0), has(t_rowptr) ? *t_rowptr : at::Tensor(),
                    has(t_col) ? *t_col : at::Tensor(), has(t_perm) ? *t_perm : at::Tensor(), symmetric, graph_id};
   AttentionOptions o{std::string(kind), heads, slope, scale, dropout, seed, return_alpha, alpha_after_dropout};
-  auto r = AttentionFunction::apply(query, key, has(value) ? *value : at::Tensor(), has(att) ? *att : at::Tensor(),
-                                    g, o);
+  const bool gat = o.kind == "gatv2";
+  TESSERA_CHECK(gat ? has(att) : has(value), "attention: ", gat ? "GATv2 needs att" : "the Transformer needs value");
+  TESSERA_CHECK(!(gat && has(value)), "attention: GATv2 takes its value from key (x_l); pass value=None");
+  auto r = AttentionFunction::apply(query, key, gat ? *att : *value, g, o);
   return {r[0], r[1], r[2]};
 }
 
