@@ -20,6 +20,7 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -239,6 +240,13 @@ bool tuning_enabled() {
   return f == 1;
 }
 void set_tuning(bool on) { tuning_flag().store(on ? 1 : 0); }
+
+bool first_tuning_of(const std::string& family, const Key& key) {
+  static std::mutex m;
+  static std::set<std::string> done;
+  std::lock_guard<std::mutex> lock(m);
+  return done.insert(family + " " + key.str()).second;
+}
 
 const std::string& device_key(const Device& d) {
   static std::mutex m;

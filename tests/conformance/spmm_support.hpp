@@ -113,7 +113,8 @@ std::vector<double> error_bound(const CsrView<I>& g, const void* values, const H
   std::vector<double> out(size_t(g.rows * F), 0.0);
   for (int64_t i = 0; i < g.rows; ++i) {
     const int64_t deg = int64_t(g.rowptr[i + 1] - g.rowptr[i]);
-    const double rel = unit_acc(dt) * (8.0 + std::sqrt(double(deg))) + unit_out(dt);
+    // Output term: one ulp (2u), since a slightly different accumulated value may round the other way.
+    const double rel = unit_acc(dt) * (8.0 + std::sqrt(double(deg))) + 2 * unit_out(dt);
     for (int64_t k = int64_t(g.rowptr[i]); k < int64_t(g.rowptr[i + 1]); ++k) {
       const double w = std::fabs(entry_weight(g, values, dt, k));
       for (int64_t f = 0; f < F; ++f) out[size_t(i * F + f)] += w * std::fabs(X.get(int64_t(g.col[k]), f));

@@ -278,7 +278,9 @@ TEST(SpmmNormalize, LeftAndRightMakeRowAndColumnSumsOne) {
     EXPECT_NEAR(rows[size_t(i)], has_in ? 1.0 : 0.0, 1e-5) << "row " << i << " seed " << s;
   }
   for (int64_t c = 0; c < 300; ++c)
-    if (cols[size_t(c)] != 0) EXPECT_NEAR(cols[size_t(c)], 1.0, 1e-5) << "col " << c << " seed " << s;
+    if (cols[size_t(c)] != 0) {
+      EXPECT_NEAR(cols[size_t(c)], 1.0, 1e-5) << "col " << c << " seed " << s;
+    }
 }
 
 // An independent transcription of PyG's gcn_norm on the edge list (in CSR order), compared on a
@@ -315,7 +317,7 @@ TEST(SpmmNormalize, BothFollowsPygSemanticsOnRandomGraphs) {
     for (int64_t v = 0; v < n; ++v) src.push_back(v), dst.push_back(v), w.push_back(loop[size_t(v)]);
     std::vector<double> deg(size_t(n), 0);
     for (size_t k = 0; k < w.size(); ++k) deg[size_t(dst[k])] += w[k];  // scatter at the target
-    std::vector<double> dinv(size_t(n));
+    std::vector<double> dinv(static_cast<size_t>(n));
     for (int64_t v = 0; v < n; ++v) dinv[size_t(v)] = deg[size_t(v)] == 0 ? 0 : 1 / std::sqrt(deg[size_t(v)]);
     std::map<std::pair<int64_t, int64_t>, double> want;
     for (size_t k = 0; k < w.size(); ++k) want[{dst[k], src[k]}] += dinv[size_t(src[k])] * w[k] * dinv[size_t(dst[k])];
@@ -326,7 +328,9 @@ TEST(SpmmNormalize, BothFollowsPygSemanticsOnRandomGraphs) {
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t k = got.rowptr[size_t(i)]; k < got.rowptr[size_t(i) + 1]; ++k) {
         have[{i, got.col[size_t(k)]}] += got.values[size_t(k)];
-        if (k > got.rowptr[size_t(i)]) EXPECT_LE(got.col[size_t(k) - 1], got.col[size_t(k)]) << "row " << i;
+        if (k > got.rowptr[size_t(i)]) {
+          EXPECT_LE(got.col[size_t(k) - 1], got.col[size_t(k)]) << "row " << i;
+        }
       }
     }
     ASSERT_EQ(have.size(), want.size());

@@ -3,8 +3,9 @@
 //   1. requested: the `requested` argument, else the environment variable
 //      TESSERA_VARIANT_<FAMILY> (upper case, e.g. TESSERA_VARIANT_SPMM). Unknown or ineligible
 //      names throw tessera::Error: a forced variant never silently falls back.
-//   2. tuning enabled (set_tuning(true) or TESSERA_TUNE=1): time every eligible variant on the
-//      actual arguments, keep the fastest in the persistent cache -> source "tuned".
+//   2. tuning enabled (set_tuning(true) or TESSERA_TUNE=1) and this key not yet tuned in this
+//      process: time every eligible variant on the actual arguments, keep the fastest in the
+//      persistent cache -> source "tuned" (later calls find it in the cache).
 //   3. the persistent cache (`cache`, default Cache::global()), when its entry is still eligible -> "cache".
 //   4. the family heuristic -> "heuristic".
 // Every choice is logged with record_choice (one entry per family and key).
@@ -22,6 +23,9 @@ namespace tessera::tune {
 // Whether choose() times variants (default: TESSERA_TUNE=1 in the environment, else off).
 bool tuning_enabled();
 void set_tuning(bool on);
+// True the first time it is asked for (family, key) in this process while tuning is enabled, so
+// a training loop times the variants once per key, not on every call.
+bool first_tuning_of(const std::string& family, const Key& key);
 
 // Cached device_name(): the tuner key is built on every call, the CUDA query is not cheap.
 const std::string& device_key(const Device& d);
@@ -46,7 +50,7 @@ Choice choose(const Registry<Args>& reg, const Key& key, const Args& args, const
     record_choice(reg.family(), key, c);
     return c;
   }
-  if (tuning_enabled()) {
+  if (tuning_enabled() && first_tuning_of(reg.family(), key)) {
     Choice best{"", "tuned", std::numeric_limits<double>::infinity()};
     for (const auto* v : reg.eligible(args, exec.device)) {
       const double ms = time_ms(exec, [&] { v->run(args, exec); });
