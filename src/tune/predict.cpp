@@ -1,0 +1,144 @@
+// Prediction rules of predict.hpp. Each rule encodes one mechanism (see docs/tuning.md):
+//   WSB pays when tensor-core tiles are full enough to beat per-entry gathers; the
+//   feature-parallel CSR kernel packs several rows per warp for F <= 32; heavy-row splitting pays
+//   only on skewed degree distributions; reordering pays when ids carry no locality, the graph has
+//   enough neighbours per row to share, and the feature matrix does not already fit in L2.
+#include "tessera/tune/predict.hpp"
+
+#include <map>
+#include <mutex>
+
+#include "tessera/ops/segment_reduce.hpp"
+#include "tessera/ops/spmm.hpp"
+
+namespace tessera::tune {
+
+const PredictRules& predict_rules() {
+  static const PredictRules r;
+  return r;
+}
+
+PredictInput predict_input(const GraphStats& s, int64_t width, DType dtype, const Device& device) {
+  PredictInput in;
+  in.nodes = s.nodes;
+  in.edges = s.edges;
+  in.degree_mean = s.degree_mean;
+  in.degree_skewness = s.degree_skewness;
+  in.degree_max = s.degree_max;
+  in.fill_16x8 = s.tiles_16x8.tile_rows > 0 ? s.tiles_16x8.mean_fill : -1.0;
+  in.fill_8x8 = s.tiles_8x8.tile_rows > 0 ? s.tiles_8x8.mean_fill : -1.0;
+  in.width = width;
+  in.dtype = dtype;
+  in.cuda = device.is_cuda();
+  return in;
+}
+
+std::string predict_spmm(const PredictInput& in) {
+  const auto& r = predict_rules();
+  if (!in.cuda) return "cpu.rows";
+  const bool half = in.dtype == DType::f16 || in.dtype == DType::bf16;
+  if (in.width >= r.wsb_min_width && in.fill_16x8 >= 0) {
+    if (half && in.fill_16x8 >= r.wsb_min_fill_half) return in.dtype == DType::f16 ? "cuda.wsb.f16" : "cuda.wsb.bf16";
+    if (in.dtype == DType::f32 && in.fill_16x8 >= r.wsb_min_fill_tf32) return "cuda.wsb.tf32";
+  }
+  if (in.width <= r.feature_parallel_max_width) return "cuda.csr.feature_parallel";
+  // cuSPARSE's CSR algorithms are tuned for f64 and for wide outputs of very high-degree rows.
+  if (in.dtype == DType::f64) return "cuda.cusparse";
+  return "cuda.csr.warp_row";
+}
+
+ReducePrediction predict_segment_reduce(const PredictInput& in, bool arg_reduce) {
+  const auto& r = predict_rules();
+  if (!in.cuda) return {"cpu", 0};
+  if (arg_reduce && in.dtype == DType::f64) return {"cuda.none.w8", 0};  // no packed 64-bit key for f64
+  const double ratio = in.max_over_mean();
+  if (ratio < r.skew_split_ratio) return {"cuda.none.w8", 0};            // regular: nothing to split
+  const std::string chunk = in.degree_max > r.big_chunk_degree ? ".c1024" : ".c256";
+  if (ratio >= r.skew_rare_ratio) return {"cuda.q0.999.w8" + chunk, 0.999};
+  return {"cuda.q0.99.w8" + chunk, 0.99};
+}
+
+std::string predict_attention(const PredictInput& in, bool wsb_registered) {
+  const auto& r = predict_rules();
+  const bool half = in.dtype == DType::f16 || in.dtype == DType::bf16;
+  if (wsb_registered && in.cuda && half && in.fill_16x8 >= r.wsb_min_fill_half) return "wsb";
+  return "csr";
+}
+
+ReorderPrediction predict_reorder(const PredictInput& in) {
+  const auto& r = predict_rules();
+  const double bytes = double(in.nodes) * double(in.width) * double(dtype_size(in.dtype));
+  if (in.degree_mean < r.reorder_min_degree)
+    return {false, "road-like (mean degree " + std::to_string(in.degree_mean) + " < " +
+                       std::to_string(r.reorder_min_degree) + "): few neighbours to share a cache line"};
+  if (bytes < r.reorder_min_bytes) return {false, "features fit in L2: gathers hit cache in any order"};
+  if (in.fill_8x8 < 0) return {false, "tile fill unknown (stats without tiles)"};
+  if (in.fill_8x8 >= r.reorder_max_fill)
+    return {false, "ids already local (8x8 fill " + std::to_string(in.fill_8x8) + ")"};
+  return {true, "scattered ids (8x8 fill " + std::to_string(in.fill_8x8) + "), mean degree " +
+                    std::to_string(in.degree_mean) + ", features exceed L2"};
+}
+
+namespace {
+std::mutex g_mu;
+std::map<uint64_t, GraphStats>& stats_table() {
+  static std::map<uint64_t, GraphStats> t;
+  return t;
+}
+
+// What a heuristic can know from its arguments alone, completed by remembered stats.
+template <class I>
+PredictInput input_of(const CsrView<I>& A, int64_t width, DType dtype, const Device& d) {
+  GraphStats s;
+  if (!remembered_stats(A.id, s)) {
+    s.nodes = A.rows;
+    s.edges = A.nnz;
+    s.degree_mean = A.rows ? double(A.nnz) / double(A.rows) : 0.0;
+    s.degree_max = int64_t(s.degree_mean);  // unknown: treated as regular
+  }
+  return predict_input(s, width, dtype, d);
+}
+
+}  // namespace
+
+template <class I>
+void use_predictions(Registry<ops::SpmmArgs<I>>& reg) {
+  reg.set_heuristic([](const ops::SpmmArgs<I>& a, const Device& d) {
+    return predict_spmm(input_of(a.A, a.X.cols, a.X.dtype, d));
+  });
+}
+template <class I>
+void use_predictions(Registry<ops::SegmentReduceArgs<I>>& reg) {
+  reg.set_heuristic([](const ops::SegmentReduceArgs<I>& a, const Device& d) {
+    return predict_segment_reduce(input_of(a.A, a.X.cols, a.X.dtype, d), ops::has_arg(a.reduce)).variant;
+  });
+}
+template void use_predictions(Registry<ops::SpmmArgs<int32_t>>&);
+template void use_predictions(Registry<ops::SpmmArgs<int64_t>>&);
+template void use_predictions(Registry<ops::SegmentReduceArgs<int32_t>>&);
+template void use_predictions(Registry<ops::SegmentReduceArgs<int64_t>>&);
+
+void remember_stats(uint64_t graph_id, const GraphStats& s) {
+  if (!graph_id) return;  // anonymous graphs bypass every cache
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (stats_table().size() > 4096) stats_table().clear();
+  stats_table()[graph_id] = s;
+}
+
+bool remembered_stats(uint64_t graph_id, GraphStats& out) {
+  if (!graph_id) return false;
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = stats_table().find(graph_id);
+  if (it == stats_table().end()) return false;
+  out = it->second;
+  return true;
+}
+
+void install_predicted_heuristics() {
+  use_predictions(ops::spmm_registry<int32_t>());
+  use_predictions(ops::spmm_registry<int64_t>());
+  use_predictions(ops::segment_reduce_registry<int32_t>());
+  use_predictions(ops::segment_reduce_registry<int64_t>());
+}
+
+}  // namespace tessera::tune

@@ -1,0 +1,130 @@
+// Prediction rules on synthetic statistics (each rule's both sides), on generated graphs whose
+// character is known, and the installed heuristics answering through the family registries.
+#include <gtest/gtest.h>
+
+#include "support/testing.hpp"
+#include "tessera/gen/generators.hpp"
+#include "tessera/ops/segment_reduce.hpp"
+#include "tessera/ops/spmm.hpp"
+#include "tessera/tune/predict.hpp"
+
+namespace tessera {
+namespace {
+using tune::PredictInput;
+
+PredictInput synthetic(double mean, int64_t max, double fill16, double fill8, int64_t width, DType dt,
+                       bool cuda = true, int64_t nodes = 1 << 20) {
+  PredictInput in;
+  in.nodes = nodes;
+  in.edges = int64_t(mean * double(nodes));
+  in.degree_mean = mean;
+  in.degree_max = max;
+  in.fill_16x8 = fill16;
+  in.fill_8x8 = fill8;
+  in.width = width;
+  in.dtype = dt;
+  in.cuda = cuda;
+  return in;
+}
+
+TEST(Predict, SpmmRules) {
+  const auto& r = tune::predict_rules();
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, 0.5, 0.5, 128, DType::f32, false)), "cpu.rows");
+  // Full tiles: tensor cores for half types from the lower bar, for f32 (tf32) only from the higher.
+  const double mid = (r.wsb_min_fill_half + r.wsb_min_fill_tf32) / 2;
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, mid, mid, 64, DType::f16)), "cuda.wsb.f16");
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, mid, mid, 64, DType::bf16)), "cuda.wsb.bf16");
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, mid, mid, 64, DType::f32)), "cuda.csr.warp_row");
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, r.wsb_min_fill_tf32, 0.3, 64, DType::f32)), "cuda.wsb.tf32");
+  // Sparse tiles or narrow features: CSR kernels.
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, r.wsb_min_fill_half / 2, 0.01, 64, DType::f16)), "cuda.csr.warp_row");
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, 0.9, 0.9, r.wsb_min_width - 8, DType::f16)),
+            "cuda.csr.feature_parallel");
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, -1, -1, 32, DType::f32)), "cuda.csr.feature_parallel");
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, -1, -1, 33, DType::f32)), "cuda.csr.warp_row");
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, 0.01, 0.01, 256, DType::f64)), "cuda.cusparse");
+}
+
+TEST(Predict, SegmentReduceThresholdFollowsSkew) {
+  const auto& r = tune::predict_rules();
+  const double mean = 10;
+  auto at_ratio = [&](double ratio, bool arg = false, DType dt = DType::f32) {
+    return tune::predict_segment_reduce(synthetic(mean, int64_t(mean * ratio), -1, -1, 64, dt), arg);
+  };
+  EXPECT_EQ(at_ratio(r.skew_split_ratio / 2).variant, "cuda.none.w8");
+  EXPECT_EQ(at_ratio(r.skew_split_ratio / 2).quantile, 0);
+  EXPECT_EQ(at_ratio(r.skew_split_ratio).variant, "cuda.q0.99.w8.c256");
+  EXPECT_EQ(at_ratio(r.skew_rare_ratio).variant, "cuda.q0.999.w8.c256");
+  EXPECT_DOUBLE_EQ(at_ratio(r.skew_rare_ratio).quantile, 0.999);
+  const double huge = double(r.big_chunk_degree) * 2 / mean;
+  EXPECT_EQ(at_ratio(huge).variant, "cuda.q0.999.w8.c1024");
+  EXPECT_EQ(at_ratio(huge, true, DType::f64).variant, "cuda.none.w8");
+  EXPECT_EQ(tune::predict_segment_reduce(synthetic(mean, 1000, -1, -1, 64, DType::f32, false)).variant, "cpu");
+}
+
+TEST(Predict, AttentionAndReorderRules) {
+  const auto& r = tune::predict_rules();
+  EXPECT_EQ(tune::predict_attention(synthetic(16, 20, 0.9, 0.9, 64, DType::f16), false), "csr");
+  EXPECT_EQ(tune::predict_attention(synthetic(16, 20, 0.9, 0.9, 64, DType::f16), true), "wsb");
+  EXPECT_EQ(tune::predict_attention(synthetic(16, 20, 0.01, 0.9, 64, DType::f16), true), "csr");
+  // Scattered, dense enough, too big for L2: reorder. Each condition flipped alone: do not.
+  const double low = r.reorder_max_fill / 2;
+  EXPECT_TRUE(tune::predict_reorder(synthetic(16, 40, low, low, 256, DType::f32)).reorder);
+  EXPECT_FALSE(tune::predict_reorder(synthetic(2.5, 4, low, low, 256, DType::f32)).reorder);  // road-like
+  EXPECT_FALSE(tune::predict_reorder(synthetic(16, 40, low, low, 256, DType::f32, true, 2000)).reorder);  // fits L2
+  EXPECT_FALSE(tune::predict_reorder(synthetic(16, 40, 0.5, 0.5, 256, DType::f32)).reorder);  // already local
+  EXPECT_FALSE(tune::predict_reorder(synthetic(16, 40, -1, -1, 256, DType::f32)).reorder);    // unknown fill
+  EXPECT_FALSE(tune::predict_reorder(synthetic(2.5, 4, low, low, 256, DType::f32)).reason.empty());
+}
+
+TEST(Predict, GeneratedGraphsLandOnTheExpectedSide) {
+  // A power-law R-MAT splits heavy rows; a grid does not and is road-like.
+  const Csr<int64_t> rmat = gen::generate("rmat:scale=12,degree=16,seed=" + std::to_string(testing::seed() % 1000 + 1));
+  const Csr<int64_t> grid = gen::generate("grid:rows=64,cols=64");
+  const auto in_rmat = tune::predict_input(graph_stats(rmat.view()), 128, DType::f32, Device{DeviceKind::cuda, 0});
+  const auto in_grid = tune::predict_input(graph_stats(grid.view()), 128, DType::f32, Device{DeviceKind::cuda, 0});
+  EXPECT_NE(tune::predict_segment_reduce(in_rmat).quantile, 0);
+  EXPECT_EQ(tune::predict_segment_reduce(in_grid).quantile, 0);
+  EXPECT_FALSE(tune::predict_reorder(in_grid).reorder);
+  EXPECT_GT(in_grid.fill_8x8, in_rmat.fill_8x8);
+}
+
+// On copies of the family registries, so the global heuristics other tests rely on stay as is.
+TEST(Predict, HeuristicsUseRememberedStats) {
+  auto spmm_reg = ops::spmm_registry<int64_t>();
+  auto reduce_reg = ops::segment_reduce_registry<int64_t>();
+  tune::use_predictions(spmm_reg);
+  tune::use_predictions(reduce_reg);
+  const Csr<int64_t> g = gen::generate("grid:rows=40,cols=50");
+  Dense<float> X(g.cols, 48), Y(g.rows, 48);
+  ops::SegmentReduceArgs<int64_t> a{g.view(), ops::Reduce::sum, X.view(), Y.view(), nullptr};
+  ops::SpmmArgs<int64_t> s{g.view(), nullptr, X.view(), Y.view()};
+  EXPECT_EQ(reduce_reg.heuristic_choice(a, Device{}), "cpu");
+  EXPECT_EQ(spmm_reg.heuristic_choice(s, Device{}), "cpu.rows");
+  GraphStats back;
+  EXPECT_FALSE(tune::remembered_stats(g.id, back));
+  tune::remember_stats(g.id, graph_stats(g.view()));
+  ASSERT_TRUE(tune::remembered_stats(g.id, back));
+  EXPECT_EQ(back.edges, g.nnz());
+  EXPECT_FALSE(tune::remembered_stats(0, back));
+#ifdef TESSERA_WITH_CUDA
+  // The choice is a name: no kernel runs, so this holds without a GPU. A regular grid needs no
+  // heavy-row split (the family default splits at q0.99 everywhere).
+  const Device gpu{DeviceKind::cuda, 0};
+  a.A.device = s.A.device = a.X.device = a.Y.device = s.X.device = s.Y.device = gpu;
+  EXPECT_EQ(reduce_reg.heuristic_choice(a, gpu), "cuda.none.w8");
+  EXPECT_EQ(spmm_reg.heuristic_choice(s, gpu), "cuda.csr.warp_row");
+  const Csr<int64_t> r = gen::generate("rmat:scale=11,degree=8");
+  tune::remember_stats(r.id, graph_stats(r.view()));
+  a.A = r.view();
+  a.A.device = gpu;
+  Dense<float> Xr(r.cols, 48), Yr(r.rows, 48);
+  a.X = Xr.view();
+  a.Y = Yr.view();
+  a.X.device = a.Y.device = gpu;
+  EXPECT_NE(reduce_reg.heuristic_choice(a, gpu).find("cuda.q0.99"), std::string::npos);
+#endif
+}
+
+}  // namespace
+}  // namespace tessera
