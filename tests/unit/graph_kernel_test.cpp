@@ -355,7 +355,7 @@ TEST(GraphKernel, RejectsBadHyperparametersAndGraphs) {
 
 // ---- reordering ----
 
-TEST(Reorder, PermutationApplyAndUndoRoundTrip) {
+TEST(ReorderPermutation, PermutationApplyAndUndoRoundTrip) {
   std::mt19937_64 rng(testing::seed());
   const auto coo = testing::nasty_coo<int32_t>({.rows = 300, .cols = 300, .avg_degree = 5}, testing::seed(1));
   BuildOptions bo;
@@ -393,7 +393,7 @@ TEST(Reorder, PermutationApplyAndUndoRoundTrip) {
   EXPECT_THROW(reorder::Permutation::from_order({0, 3}), Error);
 }
 
-TEST(Reorder, RcmRecoversBandedStructureOfShuffledGraph) {
+TEST(ReorderPermutation, RcmRecoversBandedStructureOfShuffledGraph) {
   std::mt19937_64 rng(testing::seed());
   // A 2D grid (spatial neighbours) with shuffled ids: RCM should bring back few non-empty octiles.
   const int side = 40, n = side * side;
