@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
       }
 #endif
       for (int64_t F : widths) {
-        std::mt19937 rng(uint32_t(F));
+        std::mt19937 rng{uint32_t(F)};
         std::uniform_real_distribution<float> u(-1, 1);
         Dense<float> X(g.cols, F), Yref(g.rows, F), Yhost(g.rows, F);
         for (auto& v : X.data) v = u(rng);
