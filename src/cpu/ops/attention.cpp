@@ -77,41 +77,48 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
   Acc* lse = static_cast<Acc*>(a.lse);
   Acc* alpha = static_cast<Acc*>(a.alpha);
   T* out = a.out.template as<T>();
+  // Heads inside the edge loop: each source row (all H*C values, contiguous) is gathered once
+  // per edge, not once per head.
+  const size_t HC = static_cast<size_t>(H * C);
 #pragma omp parallel num_threads(threads_of(exec))
   {
-    std::vector<Acc> qv(static_cast<size_t>(C)), acc(static_cast<size_t>(C));
+    std::vector<Acc> qv(HC), acc(HC), m(static_cast<size_t>(H)), s(static_cast<size_t>(H));
 #pragma omp for schedule(dynamic, 16)
     for (int64_t i = 0; i < A.rows; ++i) {
       const int64_t b = A.rowptr[i], end = A.rowptr[i + 1];
-      for (int64_t h = 0; h < H; ++h) {
-        load(qv.data(), X.q.at(i, h), C);
-        std::fill(acc.begin(), acc.end(), Acc(0));
-        Acc m = ninf, s = 0;
-        for (int64_t e = b; e < end; ++e) {
-          const int64_t j = A.col[e];
-          const Acc l = X.logit(qv.data(), X.k.at(j, h), h);
-          if (l > m) {  // new running max: rescale what was accumulated so far
-            const Acc corr = m == ninf ? Acc(0) : std::exp(m - l);
-            s *= corr;
-            for (int64_t c = 0; c < C; ++c) acc[c] *= corr;
-            m = l;
+      for (int64_t h = 0; h < H; ++h) load(qv.data() + h * C, X.q.at(i, h), C);
+      std::fill(acc.begin(), acc.end(), Acc(0));
+      std::fill(m.begin(), m.end(), ninf);
+      std::fill(s.begin(), s.end(), Acc(0));
+      for (int64_t e = b; e < end; ++e) {
+        const int64_t j = A.col[e];
+        for (int64_t h = 0; h < H; ++h) {
+          const Acc l = X.logit(qv.data() + h * C, X.k.at(j, h), h);
+          Acc* ah = acc.data() + h * C;
+          if (l > m[h]) {  // new running max: rescale what was accumulated so far
+            const Acc corr = m[h] == ninf ? Acc(0) : std::exp(m[h] - l);
+            s[h] *= corr;
+            for (int64_t c = 0; c < C; ++c) ah[c] *= corr;
+            m[h] = l;
           }
-          const Acc p = std::exp(l - m);
-          s += p;
+          const Acc p = std::exp(l - m[h]);
+          s[h] += p;
           const Acc w = p * X.drop(e, h);
           if (w != 0) {
             const T* vr = X.v.at(j, h);
-            for (int64_t c = 0; c < C; ++c) acc[c] += w * Acc(vr[c]);
+            for (int64_t c = 0; c < C; ++c) ah[c] += w * Acc(vr[c]);
           }
         }
+      }
+      for (int64_t h = 0; h < H; ++h) {
         T* o = out + i * a.out.ld + h * C;
-        const Acc inv = s > 0 ? Acc(1) / s : Acc(0);
-        for (int64_t c = 0; c < C; ++c) o[c] = T(acc[c] * inv);
-        const Acc l_i = s > 0 ? m + std::log(s) : ninf;
+        const Acc inv = s[h] > 0 ? Acc(1) / s[h] : Acc(0);
+        for (int64_t c = 0; c < C; ++c) o[c] = T(acc[h * C + c] * inv);
+        const Acc l_i = s[h] > 0 ? m[h] + std::log(s[h]) : ninf;
         if (lse) lse[i * H + h] = l_i;
         if (alpha)
           for (int64_t e = b; e < end; ++e) {
-            const Acc p = std::exp(X.logit(qv.data(), X.k.at(A.col[e], h), h) - l_i);
+            const Acc p = std::exp(X.logit(qv.data() + h * C, X.k.at(A.col[e], h), h) - l_i);
             alpha[e * H + h] = a.alpha_after_dropout ? p * X.drop(e, h) : p;
           }
       }
