@@ -104,17 +104,27 @@ double entry_weight(const CsrView<I>& g, const void* values, DType dt, int64_t k
   return g.values ? double(g.values[k]) : 1.0;
 }
 
+// Relative error a variant adds by rounding its operands below the dtype's precision (tensor-core
+// paths: tf32 rounds X and w to 10-bit mantissas, fp16/bf16 WSB tiles round the weights).
+inline double operand_rel_error(const std::string& variant) {
+  if (variant.find("tf32") != std::string::npos) return 2 * 0x1p-11;
+  if (variant.find("wsb.f16") != std::string::npos) return 2 * 0x1p-11;
+  if (variant.find("wsb.bf16") != std::string::npos) return 2 * 0x1p-8;
+  return 0;
+}
+
 // Per-element error bound for Y = A X: sum_k |w_k x_k| times (accumulation roundoff with a margin
 // that grows like sqrt(degree) - the statistical size of recursive-summation error - plus the
 // output rounding). A dropped or doubled edge in float64 is many orders of magnitude above it.
 template <class I>
-std::vector<double> error_bound(const CsrView<I>& g, const void* values, const HostMatrix& X, DType dt) {
+std::vector<double> error_bound(const CsrView<I>& g, const void* values, const HostMatrix& X, DType dt,
+                                double operand_rel = 0) {
   const int64_t F = X.cols();
   std::vector<double> out(size_t(g.rows * F), 0.0);
   for (int64_t i = 0; i < g.rows; ++i) {
     const int64_t deg = int64_t(g.rowptr[i + 1] - g.rowptr[i]);
     // Output term: one ulp (2u), since a slightly different accumulated value may round the other way.
-    const double rel = unit_acc(dt) * (8.0 + std::sqrt(double(deg))) + 2 * unit_out(dt);
+    const double rel = unit_acc(dt) * (8.0 + std::sqrt(double(deg))) + 2 * unit_out(dt) + operand_rel;
     for (int64_t k = int64_t(g.rowptr[i]); k < int64_t(g.rowptr[i + 1]); ++k) {
       const double w = std::fabs(entry_weight(g, values, dt, k));
       for (int64_t f = 0; f < F; ++f) out[size_t(i * F + f)] += w * std::fabs(X.get(int64_t(g.col[k]), f));
