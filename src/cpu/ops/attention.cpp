@@ -50,12 +50,14 @@ struct Ctx {
     Acc e = 0;
     if (gat()) {
       const Acc* ah = att + h * C;
+#pragma omp simd reduction(+ : e)  // lets the compiler vectorize the float sum
       for (int64_t c = 0; c < C; ++c) {
         const Acc z = qv[c] + Acc(kr[c]);
         e += ah[c] * (z > 0 ? z : slope * z);
       }
       return e;
     }
+#pragma omp simd reduction(+ : e)
     for (int64_t c = 0; c < C; ++c) e += qv[c] * Acc(kr[c]);
     return e * scale;
   }
@@ -160,6 +162,7 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
           const T* vr = X.v.at(j, h);
           const Acc p = std::exp(X.logit(qv.data(), kr, h) - lse[i * H + h]);
           Acc dp = 0;
+#pragma omp simd reduction(+ : dp)
           for (int64_t c = 0; c < C; ++c) dp += dov[c] * Acc(vr[c]);
           const Acc pdA = p * X.drop(e, h) * dp;  // alpha * dA; dS = pdA - alpha * Delta
           D += pdA;
@@ -246,6 +249,7 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
           }
           const Acc p = std::exp(l - lse[i * H + h]);
           Acc dp = 0;
+#pragma omp simd reduction(+ : dp)
           for (int64_t c = 0; c < C; ++c) dp += Acc(dor[c]) * vv[c];
           const Acc keep = e >= 0 ? X.drop(e, h) : Acc(1);
           const Acc dS = p * (keep * dp - delta[i * H + h]);
