@@ -33,8 +33,11 @@ def build_library() -> Path:
     build = Path(os.environ.get("TESSERA_BUILD_DIR", root / "build-python")).resolve()
     prefix = torch.utils.cmake_prefix_path
     args = ["cmake", "-S", str(root), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release", "-DTESSERA_TESTS=OFF",
-            "-DTESSERA_TORCH=ON", f"-DTorch_DIR={prefix}/Torch", f"-DCMAKE_PREFIX_PATH={prefix}",
-            f"-DPython3_EXECUTABLE={sys.executable}"]
+            "-DTESSERA_TORCH=ON", f"-DPython3_EXECUTABLE={sys.executable}"]
+    # pip wheels ship TorchConfig.cmake under cmake_prefix_path; Debian's python3-torch points there
+    # but installs it system-wide (/usr/lib/<triplet>/cmake/Torch), which CMake finds by itself.
+    if (Path(prefix) / "Torch" / "TorchConfig.cmake").is_file():
+        args += [f"-DTorch_DIR={prefix}/Torch", f"-DCMAKE_PREFIX_PATH={prefix}"]
     args += shlex.split(os.environ.get("TESSERA_CMAKE_ARGS", ""))
     print("tessera: configuring:", " ".join(args), flush=True)
     subprocess.check_call(args)
