@@ -88,7 +88,7 @@ Run bench_one(const Csr<int32_t>& g, AttentionKind kind, int64_t H, int64_t C, c
   const int64_t W = H * C, N = g.rows, S = g.cols;
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<float> u(-1, 1);
-  auto rnd = [&](int64_t n) { std::vector<float> v(size_t(n)); for (auto& x : v) x = u(rng); return v; };
+  auto rnd = [&](int64_t n) { std::vector<float> v(static_cast<size_t>(n)); for (auto& x : v) x = u(rng); return v; };
   const auto q = rnd(N * W), k = rnd(S * W), v = rnd(S * W), dout = rnd(N * W), att = rnd(W);
   Mem rowptr(dev, g.rowptr.size() * 4, g.rowptr.data()), col(dev, g.col.size() * 4 + 4, g.col.data());
   Mem bq(dev, q.size() * 4, q.data()), bk(dev, k.size() * 4, k.data()), bv(dev, v.size() * 4, v.data());
