@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> graphs = default_graphs();
   std::vector<int64_t> widths = {32, 64, 128, 256, 512};
   std::vector<int64_t> part_sizes = {128, 1024, 8192, 65536};
-  std::string json_path, cache_dir = "bench/results/locality_cache";
+  std::string json_path, cache_dir = "/tmp/tessera_locality_cache";
   int reps = 5;
   unsigned jobs = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
   app.add_option("--graphs", graphs, "graph specs / files / data-set dirs; SPEC+shuffle relabels randomly first");
@@ -157,8 +157,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "write results as JSON to this file");
   CLI11_PARSE(app, argc, argv);
   try {
-    TESSERA_CHECK(cuda_available(), "locality_bench: no CUDA device");
-    TESSERA_CHECK(reorder::metis_available(), "locality_bench: built without METIS");
+    TESSERA_CHECK(cuda_available(), "no CUDA device");
+    TESSERA_CHECK(reorder::metis_available(), "built without METIS");
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<Loaded> loaded;
     for (const auto& g : graphs) {

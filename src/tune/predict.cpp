@@ -5,6 +5,7 @@
 //   enough neighbours per row to share, and the feature matrix does not already fit in L2.
 #include "tessera/tune/predict.hpp"
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -65,18 +66,26 @@ std::string predict_attention(const PredictInput& in, bool wsb_registered) {
   return "csr";
 }
 
+namespace {
+std::string fixed(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
+}  // namespace
+
 ReorderPrediction predict_reorder(const PredictInput& in) {
   const auto& r = predict_rules();
   const double bytes = double(in.nodes) * double(in.width) * double(dtype_size(in.dtype));
   if (in.degree_mean < r.reorder_min_degree)
-    return {false, "road-like (mean degree " + std::to_string(in.degree_mean) + " < " +
-                       std::to_string(r.reorder_min_degree) + "): few neighbours to share a cache line"};
+    return {false, "low degree (mean " + fixed(in.degree_mean) + " < " + fixed(r.reorder_min_degree) +
+                       ", road-like): few neighbours to share a cache line"};
   if (bytes < r.reorder_min_bytes) return {false, "features fit in L2: gathers hit cache in any order"};
   if (in.fill_8x8 < 0) return {false, "tile fill unknown (stats without tiles)"};
   if (in.fill_8x8 >= r.reorder_max_fill)
-    return {false, "ids already local (8x8 fill " + std::to_string(in.fill_8x8) + ")"};
-  return {true, "scattered ids (8x8 fill " + std::to_string(in.fill_8x8) + "), mean degree " +
-                    std::to_string(in.degree_mean) + ", features exceed L2"};
+    return {false, "ids already local (8x8 fill " + fixed(in.fill_8x8) + ")"};
+  return {true, "scattered ids (8x8 fill " + fixed(in.fill_8x8) + "), mean degree " + fixed(in.degree_mean) +
+                    ", features exceed L2"};
 }
 
 namespace {
