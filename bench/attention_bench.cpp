@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   const Device dev = device == "cuda" ? Device{DeviceKind::cuda, 0} : Device{};
   TESSERA_CHECK(!dev.is_cuda() || cuda_available(), "attention_bench: no CUDA device");
-  const auto g64 = generate(spec);
+  const auto g64 = gen::generate(spec);
   const auto g = convert_index<int32_t>(g64);
   std::printf("graph %s: %lld nodes, %lld edges; device %s\n", spec.c_str(), (long long)g.rows,
               (long long)g.nnz(), device_name(dev).c_str());
