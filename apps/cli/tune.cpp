@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "tessera/graph/stats.hpp"
 #include "tessera/ops/segment_reduce.hpp"
 #include "tessera/ops/spmm.hpp"
+#include "tessera/reorder/orders.hpp"
 #include "tessera/tune/choose.hpp"
 #include "tessera/tune/predict.hpp"
 
@@ -150,7 +152,7 @@ int run_tune(TuneArgs a) {
   if (a.widths.empty()) a.widths = {64};
   if (a.dtypes.empty()) a.dtypes = {"f32"};
   json cases = json::array();
-  int64_t total = 0, hits = 0;
+  int64_t total = 0, hits = 0, reorder_total = 0, reorder_hits = 0;
   for (const auto& spec : a.graphs) {
     GraphArg in;
     {
@@ -161,6 +163,15 @@ int run_tune(TuneArgs a) {
     const GraphStats st = graph_stats(g.view());
     tune::remember_stats(g.id, st);
     const Placed A = place(g, exec);
+    // Reorder check (bench): the same predicted SpMM on the METIS partition order.
+    std::optional<Csr<int32_t>> gr;
+    std::optional<Placed> Ar;
+    if (a.bench && reorder::metis_available()) {
+      Step step("METIS order of " + spec, a.json);
+      gr = reorder::partition_order(g.view(), 256).apply(g.view());
+      tune::remember_stats(gr->id, graph_stats(gr->view()));
+      Ar = place(*gr, exec);
+    }
     for (const auto& dts : a.dtypes)
       for (int64_t F : a.widths) {
         const DType dt = parse_dtype(dts);
@@ -181,6 +192,19 @@ int run_tune(TuneArgs a) {
         auto& rreg = ops::segment_reduce_registry<int32_t>();
         c["families"].push_back(compare("segment_reduce.sum", rreg.heuristic_choice(ra, exec.device),
                                         time_variants(rreg, ra, exec), a.tolerance));
+        if (Ar) {  // measured: does the METIS order speed the predicted SpMM up by more than the tolerance?
+          const std::string v = sreg.heuristic_choice(sa, exec.device);
+          const ops::SpmmArgs<int32_t> sr{Ar->view, nullptr, Xv, Yv};
+          const double t0 = tune::time_ms(exec, [&] { sreg.get(v).run(sa, exec); });
+          const double t1 = sreg.is_eligible(sreg.get(v), sr, exec.device)
+                                ? tune::time_ms(exec, [&] { sreg.get(v).run(sr, exec); })
+                                : t0;
+          const bool helps = t0 > t1 * (1 + a.tolerance);
+          c["reorder_check"] = {{"variant", v}, {"t_original", t0}, {"t_metis256", t1}, {"speedup", t0 / t1},
+                                {"measured_helps", helps}, {"prediction_correct", helps == c["reorder"].get<bool>()}};
+          ++reorder_total;
+          reorder_hits += helps == c["reorder"].get<bool>() ? 1 : 0;
+        }
         if (!a.bench) {  // pre-tune: the tuner times again on the same arguments and writes its cache
           tune::set_tuning(true);
           c["cached_spmm"] = ops::spmm_choose(sa, exec).variant;
@@ -201,6 +225,7 @@ int run_tune(TuneArgs a) {
   const json out = {{"device", device_name(exec.device)}, {"tolerance", a.tolerance}, {"cases", cases},
                     {"decisions", total}, {"predicted_within_tolerance", hits},
                     {"share", total ? double(hits) / double(total) : 0.0},
+                    {"reorder_decisions", reorder_total}, {"reorder_predicted_correctly", reorder_hits},
                     {"cache", a.bench ? std::string("") : tune::Cache::global().path()}};
   if (!a.json_out.empty()) {
     std::ofstream f(a.json_out);
@@ -224,6 +249,9 @@ int run_tune(TuneArgs a) {
     if (&c == &cases.back() || c["graph"] != (&c + 1)->at("graph"))
       std::printf("reorder %s: %s (%s)\n", c["graph"].get<std::string>().c_str(),
                   c["reorder"].get<bool>() ? "yes" : "no", c["reorder_reason"].get<std::string>().c_str());
+  if (reorder_total)
+    std::printf("reorder prediction (METIS order speeds the predicted SpMM up by > %.0f%%) correct: %lld of %lld\n",
+                a.tolerance * 100, (long long)reorder_hits, (long long)reorder_total);
   std::printf("predicted within %.0f%% of the best: %lld of %lld decisions (%.1f%%)%s%s\n", a.tolerance * 100,
               (long long)hits, (long long)total, total ? 100.0 * double(hits) / double(total) : 0.0,
               a.bench ? "" : "; cache: ", a.bench ? "" : tune::Cache::global().path().c_str());
