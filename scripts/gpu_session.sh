@@ -3,7 +3,7 @@
 # tests (and compute-sanitizer on them), the Python tests and the benchmarks, and writes logs and
 # JSON under $OUT. Run through the device tool from the repository root, carrying .carry/
 # (Debian packages unpacked into .carry/root — never into / — and a GoogleTest source tree):
-#   bash scripts/gpu_session.sh [stages...]      stages: build test sanitize pytest bench (default: all)
+#   bash scripts/gpu_session.sh [stages...]      stages: build test cputest sanitize pytest bench (default: all but cputest)
 # Prepare .carry here once: see scripts/prepare_carry.sh.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +14,7 @@ LOG="$OUT/log.txt"
 BUILD=${BUILD:-build-gpu}
 STAGES=("$@")
 [ ${#STAGES[@]} -eq 0 ] && STAGES=(build test sanitize pytest bench)
+# Only named benchmarks when BENCHES is set (space-separated basenames without extension).
 want() { local s; for s in "${STAGES[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 SUMMARY=()
 stage() {  # stage NAME TIMEOUT CMD...: runs with a time limit, logs, records the outcome
@@ -59,6 +60,9 @@ fi
 T="$BUILD/tests/tessera_tests"
 if want test; then
   stage gpu-tests 900 "$T" --gtest_filter='*Cuda*' --gtest_output="json:$OUT/json/gpu_tests.json"
+  [ -x "$BUILD/tests/tessera_torch_tests" ] && stage gpu-torch-tests 600 "$BUILD/tests/tessera_torch_tests" --gtest_filter='*Cuda*'
+fi
+if want cputest; then
   stage cpu-tests 900 ctest --test-dir "$BUILD" -j 8 --output-on-failure --timeout 600
 fi
 if want sanitize; then
@@ -76,14 +80,16 @@ if want bench; then
   for b in "$BUILD"/bench/*_bench; do
     [ -x "$b" ] || continue
     n=$(basename "$b")
-    stage "$n" 600 "$b" --json "$OUT/json/$n.json"
+    [ -n "${BENCHES:-}" ] && [[ " $BENCHES " != *" $n "* ]] && continue
+    stage "$n" "${BENCH_LIMIT:-240}" "$b" --json "$OUT/json/$n.json"
   done
   export TESSERA_LIBRARY="$ROOT/$BUILD/src/torch/libtessera_torch.so" PYTHONPATH="$ROOT/python"
   for b in bench/*_bench.py; do
     [ -f "$b" ] || continue
     case "$b" in *cpu_bench.py) continue;; esac
     n=$(basename "$b" .py)
-    stage "$n" 600 python3 "$b" --json "$OUT/json/$n.json"
+    [ -n "${BENCHES:-}" ] && [[ " $BENCHES " != *" $n "* ]] && continue
+    stage "$n" "${BENCH_LIMIT:-240}" python3 "$b" --json "$OUT/json/$n.json"
   done
 fi
 
