@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> part_sizes = {128, 1024, 8192, 65536};
   std::string json_path, cache_dir = "/tmp/tessera_locality_cache";
   int reps = 5;
+  bool orders_only = false;
   unsigned jobs = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
   app.add_option("--graphs", graphs, "graph specs / files / data-set dirs; SPEC+shuffle relabels randomly first");
   app.add_option("--widths", widths, "feature widths (multiples of 8)");
@@ -155,9 +156,10 @@ int main(int argc, char** argv) {
   app.add_option("--jobs", jobs, "host threads computing reorderings");
   app.add_option("--cache", cache_dir, "directory of cached orders ('' = no cache)");
   app.add_option("--json", json_path, "write results as JSON to this file");
+  app.add_flag("--orders-only", orders_only, "compute (and cache) the reorderings, then stop (no GPU needed)");
   CLI11_PARSE(app, argc, argv);
   try {
-    TESSERA_CHECK(cuda_available(), "no CUDA device");
+    TESSERA_CHECK(orders_only || cuda_available(), "no CUDA device");
     TESSERA_CHECK(reorder::metis_available(), "built without METIS");
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<Loaded> loaded;
@@ -201,6 +203,10 @@ int main(int argc, char** argv) {
       }
     }
     const double reorder_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (orders_only) {
+      std::fprintf(stderr, "orders ready in %.1f s\n", reorder_s);
+      return 0;
+    }
 
     cudaStream_t stream;
     TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
