@@ -33,6 +33,8 @@ DEPS="$ROOT/.carry"
 if [ -d "$DEPS/debs" ]; then
   mkdir -p "$DEPS/root"
   for d in "$DEPS"/debs/*.deb; do dpkg -x "$d" "$DEPS/root"; done
+  # zlib comes from the system (a shared object); the carried package only supplies headers.
+  rm -f "$DEPS/root/usr/lib/x86_64-linux-gnu/libz.a" "$DEPS/root/usr/lib/x86_64-linux-gnu/libz.so"
 fi
 export LD_LIBRARY_PATH="$DEPS/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
@@ -43,9 +45,12 @@ TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
   nvcc --version | tail -1; } | tee -a "$LOG"
 
 ZLIB_ARGS=()
-if [ ! -f /usr/include/zlib.h ]; then
+if [ ! -f /usr/include/zlib.h ] || [ ! -e /usr/lib/x86_64-linux-gnu/libz.so ]; then
   libz=$(ldconfig -p | awk '/libz\.so\.1 /{print $NF; exit}')
-  ZLIB_ARGS=(-DZLIB_INCLUDE_DIR="$DEPS/root/usr/include" -DZLIB_LIBRARY="$libz")
+  zinc=/usr/include; [ -f /usr/include/zlib.h ] || zinc="$DEPS/root/usr/include"
+  ZLIB_ARGS=(-DZLIB_INCLUDE_DIR="$zinc" -DZLIB_LIBRARY="$libz")
+else
+  ZLIB_ARGS=(-DZLIB_INCLUDE_DIR=/usr/include -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so)
 fi
 
 if want build; then
