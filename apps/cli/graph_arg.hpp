@@ -44,8 +44,10 @@ inline GraphArg load_graph_arg(const std::string& what, bool symmetrize) {
   } else {
     TESSERA_CHECK(gen::is_generator_spec(what), "'", what, "' is neither a file, a directory nor a generator spec");
     out.graph = gen::generate(what, build);
-    if (what.rfind("grid:", 0) == 0)
-      out.coords = reorder::grid_coords(spec_int(what, "rows", 0), spec_int(what, "cols", 0));
+    if (what.rfind("grid:", 0) == 0) {  // keys left at their defaults: no coordinates rather than wrong ones
+      const int64_t rows = spec_int(what, "rows", 0), cols = spec_int(what, "cols", 0);
+      if (rows > 0 && cols > 0 && rows * cols == out.graph.rows) out.coords = reorder::grid_coords(rows, cols);
+    }
   }
   return out;
 }
