@@ -48,9 +48,9 @@ ZLIB_ARGS=()
 if [ ! -f /usr/include/zlib.h ] || [ ! -e /usr/lib/x86_64-linux-gnu/libz.so ]; then
   libz=$(ldconfig -p | awk '/libz\.so\.1 /{print $NF; exit}')
   zinc=/usr/include; [ -f /usr/include/zlib.h ] || zinc="$DEPS/root/usr/include"
-  ZLIB_ARGS=(-DZLIB_INCLUDE_DIR="$zinc" -DZLIB_LIBRARY="$libz")
+  ZLIB_ARGS=(-DZLIB_INCLUDE_DIR="$zinc" -DZLIB_LIBRARY="$libz" -DZLIB_LIBRARY_RELEASE="$libz")
 else
-  ZLIB_ARGS=(-DZLIB_INCLUDE_DIR=/usr/include -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so)
+  ZLIB_ARGS=(-DZLIB_INCLUDE_DIR=/usr/include -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so -DZLIB_LIBRARY_RELEASE=/usr/lib/x86_64-linux-gnu/libz.so)
 fi
 
 if want build; then
