@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -132,7 +133,9 @@ std::vector<std::string> default_graphs() {
   std::vector<std::string> g = {"rmat:scale=18,degree=16,scramble=1", "grid:rows=1024,cols=1024",
                                 "clustered:nodes=65536,clusters=256,degree=200,p_in=0.9+shuffle"};
   for (const char* d : {"cora", "pubmed", "road-chicago-regional"}) {
-    const std::string p = std::string(TESSERA_SOURCE_DIR) + "/../shared/data/" + d;
+    // TESSERA_SHARED_DATA (as the tests read it), else ../shared/data next to the checkout.
+    const char* env = std::getenv("TESSERA_SHARED_DATA");
+    const std::string p = (env ? std::string(env) : std::string(TESSERA_SOURCE_DIR) + "/../shared/data") + "/" + d;
     if (fs::exists(p)) g.push_back(p);
   }
   return g;

@@ -126,7 +126,9 @@ std::vector<std::string> bench_graphs() {
                                 "grid:rows=512,cols=512", "clustered:nodes=32768,clusters=128,degree=64,p_in=0.9",
                                 "ba:nodes=100000,m=4"};
   for (const char* d : {"cora", "pubmed", "road-chicago-regional"}) {
-    const std::string p = std::string(TESSERA_SOURCE_DIR) + "/../shared/data/" + d;
+    // TESSERA_SHARED_DATA (as the tests read it), else ../shared/data next to the checkout.
+    const char* env = std::getenv("TESSERA_SHARED_DATA");
+    const std::string p = (env ? std::string(env) : std::string(TESSERA_SOURCE_DIR) + "/../shared/data") + "/" + d;
     if (std::filesystem::exists(p)) g.push_back(p);
   }
   return g;
