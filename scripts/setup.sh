@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake make pkg-config zlib1g-dev libgtest-dev googletest
       libcli11-dev nlohmann-json3-dev libmetis-dev
-      libtorch-dev python3-torch python3-numpy python3-pytest python3-setuptools python3-pip)
+      libtorch-dev python3-torch libopenblas0-pthread python3-numpy python3-pytest python3-setuptools python3-pip)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
