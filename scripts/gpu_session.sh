@@ -64,22 +64,27 @@ fi
 
 T="$BUILD/tests/tessera_tests"
 if want test; then
-  stage gpu-tests 900 "$T" --gtest_filter='*Cuda*' --gtest_output="json:$OUT/json/gpu_tests.json"
-  [ -x "$BUILD/tests/tessera_torch_tests" ] && stage gpu-torch-tests 600 "$BUILD/tests/tessera_torch_tests" --gtest_filter='*Cuda*'
+  # One process per test (ctest), so a sticky CUDA error in one test cannot fail the others.
+  stage gpu-tests 900 ctest --test-dir "$BUILD" -R 'Cuda' -j 4 --output-on-failure --timeout 300 \
+    --output-junit "$OUT/json/gpu_tests.xml"
 fi
 if want cputest; then
   stage cpu-tests 900 ctest --test-dir "$BUILD" -j 8 --output-on-failure --timeout 600
 fi
 if want sanitize; then
-  # Small inputs keep these fast; TESSERA_TEST_SMALL lets tests shrink their sizes.
+  # memcheck and racecheck on every CUDA test, one process each; TESSERA_TEST_SMALL lets tests shrink.
   export TESSERA_TEST_SMALL=1
-  stage memcheck 900 compute-sanitizer --tool memcheck --error-exitcode 9 "$T" --gtest_filter='*Cuda*'
-  stage racecheck 900 compute-sanitizer --tool racecheck --error-exitcode 9 "$T" --gtest_filter='*Cuda*'
+  cuda_tests=$("$T" --gtest_list_tests --gtest_filter='*Cuda*' | awk '/^[^ ]/{s=$1} /^  /{print s $1}')
+  for tool in memcheck racecheck; do
+    for t in $cuda_tests; do
+      stage "$tool:$t" "${SANITIZE_LIMIT:-120}" compute-sanitizer --tool "$tool" --error-exitcode 9 "$T" --gtest_filter="$t"
+    done
+  done
   unset TESSERA_TEST_SMALL
 fi
 if want pytest; then
   export TESSERA_LIBRARY="$ROOT/$BUILD/src/torch/libtessera_torch.so" PYTHONPATH="$ROOT/python"
-  stage pytest 900 python3 -m pytest -q tests/python
+  stage pytest 900 python3 -X faulthandler -m pytest -v -rs tests/python
 fi
 if want bench; then
   for b in "$BUILD"/bench/*_bench; do
