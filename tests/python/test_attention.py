@@ -127,23 +127,64 @@ def test_state_dict_layout_is_pygs():
         "lin_value.bias", "lin_skip.weight", "lin_skip.bias", "lin_beta.weight"}
 
 
-def test_unsupported_options_raise():
-    with pytest.raises(NotImplementedError):
-        GATv2Conv(4, 4, edge_dim=3)
-    with pytest.raises(NotImplementedError):
-        TransformerConv(4, 4, edge_dim=3)
+def check_module_edge(mod, oracle, x, ei, ea, tol):
+    out, (ei_used, alpha) = mod(x, ei, ea, return_attention_weights=True)
+    w = torch.randn_like(out)
+    g = grads(mod, out, w)
+    out_ref, ei_ref, alpha_ref = oracle(mod, x, ei, ea)
+    g_ref = grads(mod, out_ref, w)
+    torch.testing.assert_close(out, out_ref, rtol=tol, atol=tol)
+    assert torch.equal(ei_used, ei_ref)
+    torch.testing.assert_close(alpha, alpha_ref, rtol=tol, atol=tol)
+    assert g.keys() == g_ref.keys() and "lin_edge.weight" in g
+    for n in g:
+        torch.testing.assert_close(g[n], g_ref[n], rtol=tol, atol=tol, msg=lambda m: f"grad of {n}: {m}")
 
 
-@pytest.mark.parametrize("cls_name", ["GATv2Conv", "TransformerConv"])
-def test_against_pyg_when_installed(seed, cls_name):
+@pytest.mark.parametrize("heads,channels,concat,edge_dim", [(1, 8, True, 1), (3, 5, False, 4), (2, 7, True, 3)])
+def test_gatv2_edge_features_match_pyg_semantics(seed, heads, channels, concat, edge_dim):
+    n = 50
+    mod = GATv2Conv(12, channels, heads=heads, concat=concat, edge_dim=edge_dim).double()
+    x = torch.randn(n, 12, dtype=torch.float64)
+    ei = random_edges(n, n, 250)
+    ea = torch.randn(ei.size(1), edge_dim, dtype=torch.float64)
+    check_module_edge(mod, ref.gatv2_conv_edge, x, ei, ea.view(-1) if edge_dim == 1 else ea, 1e-9)
+    assert set(mod.state_dict()) == {"lin_l.weight", "lin_l.bias", "lin_r.weight", "lin_r.bias", "att",
+                                     "lin_edge.weight", "bias"}
+
+
+@pytest.mark.parametrize("heads,channels,concat,beta", [(1, 8, True, False), (3, 5, False, True), (2, 7, True, True)])
+def test_transformer_edge_features_match_pyg_semantics(seed, heads, channels, concat, beta):
+    n = 50
+    mod = TransformerConv(12, channels, heads=heads, concat=concat, beta=beta, edge_dim=3).double()
+    x = torch.randn(n, 12, dtype=torch.float64)
+    ei = random_edges(n, n, 250)
+    ea = torch.randn(ei.size(1), 3, dtype=torch.float64)
+    check_module_edge(mod, ref.transformer_conv_edge, x, ei, ea, 1e-9)
+
+
+def test_edge_feature_misuse_raises():
+    x, ei = torch.randn(5, 4), torch.tensor([[0, 1], [1, 2]])
+    with pytest.raises(ValueError):
+        GATv2Conv(4, 4)(x, ei, torch.randn(2, 3))
+    with pytest.raises(ValueError):
+        TransformerConv(4, 4, edge_dim=3)(x, ei)
+    with pytest.raises(ValueError):
+        TransformerConv(4, 4, edge_dim=3)(x, ei, torch.randn(5, 3))
+
+
+@pytest.mark.parametrize("cls_name,edge_dim", [("GATv2Conv", None), ("TransformerConv", None),
+                                               ("GATv2Conv", 3), ("TransformerConv", 3)])
+def test_against_pyg_when_installed(seed, cls_name, edge_dim):
     pyg = pytest.importorskip("torch_geometric.nn")
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    ours = getattr(tessera.nn, cls_name)(16, 8, heads=4).to(device)
-    theirs = getattr(pyg, cls_name)(16, 8, heads=4).to(device)
+    ours = getattr(tessera.nn, cls_name)(16, 8, heads=4, edge_dim=edge_dim).to(device)
+    theirs = getattr(pyg, cls_name)(16, 8, heads=4, edge_dim=edge_dim).to(device)
     theirs.load_state_dict(ours.state_dict())
     x = torch.randn(200, 16, device=device)
     ei = random_edges(200, 200, 2000, device)
-    a, b = ours(x, ei), theirs(x, ei)
+    ea = torch.randn(ei.size(1), edge_dim, device=device) if edge_dim else None
+    a, b = ours(x, ei, ea), theirs(x, ei, ea)
     torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
     w = torch.randn_like(a)
     pa, pb = dict(ours.named_parameters()), dict(theirs.named_parameters())

@@ -9,12 +9,18 @@ x_l = lin_l(x_src), x_r = lin_r(x_dst); e_ij = att . LeakyReLU(x_r[i] + x_l[j]);
 in-edges of i; dropout on alpha; out_i = sum_j alpha_ij x_l[j]; concat or mean over heads;
 + res(x_dst); + bias. With add_self_loops, existing self-loops are removed and one per node added.
 
-Not supported (raises): edge features (``edge_dim``), lazy in_channels (-1).
+Edge features (``edge_dim``/``edge_attr``): ``lin_edge`` (glorot, no bias) projects them and
+lin_edge(e_ij) is added inside the LeakyReLU, self-loops filled with ``fill_value`` ('mean' of the
+target's in-edge features by default). That path runs PyG's per-edge computation in plain torch
+(E x H x C tensors, like PyG itself) -- the fused kernels do not take edge features yet.
+
+Not supported (raises): lazy in_channels (-1); edge_attr with a tessera.Graph as edge_index.
 """
 import math
 from typing import Optional, Tuple, Union
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import Parameter
 
@@ -107,6 +113,61 @@ def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, va
     return out, (alpha if return_alpha else None)
 
 
+def _segment_softmax(logits: Tensor, index: Tensor, n: int) -> Tensor:
+    """logits [E, H] normalized over the edges sharing target index (torch_geometric.utils.softmax)."""
+    idx = index.view(-1, 1).expand_as(logits)
+    m = torch.full((n, logits.size(1)), float("-inf"), dtype=logits.dtype, device=logits.device)
+    m = m.scatter_reduce(0, idx, logits.detach(), reduce="amax", include_self=True)
+    e = (logits - m.index_select(0, index)).exp()
+    s = torch.zeros((n, logits.size(1)), dtype=logits.dtype, device=logits.device).index_add(0, index, e)
+    return e / (s.index_select(0, index) + 1e-16)
+
+
+def self_loop_edge_attr(edge_attr: Tensor, edge_index: Tensor, num_nodes: int, fill_value) -> Tensor:
+    """Features of the appended self-loops, as torch_geometric.utils.add_self_loops builds them."""
+    shape = (num_nodes,) + tuple(edge_attr.shape[1:])
+    if fill_value is None:
+        return edge_attr.new_ones(shape)
+    if isinstance(fill_value, (int, float)):
+        return edge_attr.new_full(shape, float(fill_value))
+    if isinstance(fill_value, Tensor):
+        return fill_value.to(edge_attr).expand(shape).clone()
+    if not isinstance(fill_value, str):
+        raise TypeError(f"GATv2Conv: unsupported fill_value {fill_value!r}")
+    dst = edge_index[1]
+    idx = dst.view((-1,) + (1,) * (edge_attr.dim() - 1)).expand_as(edge_attr)
+    reduce = {"add": "sum", "sum": "sum", "mean": "mean", "max": "amax", "min": "amin", "mul": "prod"}.get(fill_value)
+    if reduce is None:
+        raise ValueError(f"GATv2Conv: unsupported fill_value '{fill_value}'")
+    init = edge_attr.new_ones(shape) if reduce == "prod" else edge_attr.new_zeros(shape)
+    return init.scatter_reduce(0, idx, edge_attr, reduce=reduce, include_self=False)
+
+
+def edge_feature_attention(kind: str, edge_index: Tensor, query: Tensor, key: Tensor, value: Tensor,
+                           edge: Tensor, att: Optional[Tensor], heads: int, negative_slope: float,
+                           dropout: float, training: bool) -> Tuple[Tensor, Tensor, Tensor]:
+    """PyG's message passing with projected edge features edge [E, H*C], in plain torch.
+    Returns (out [N_dst, H*C], alpha before dropout [E, H], alpha after dropout [E, H])."""
+    H = heads
+    C = query.size(1) // H
+    src, dst = edge_index[0].long(), edge_index[1].long()
+    n = query.size(0)
+    e = edge.view(-1, H, C)
+    kj = key.view(-1, H, C).index_select(0, src)
+    qi = query.view(-1, H, C).index_select(0, dst)
+    if kind == "gatv2":
+        z = F.leaky_relu(qi + kj + e, negative_slope)
+        logits = (z * att.view(1, H, C)).sum(-1)
+        msg = kj
+    else:
+        logits = (qi * (kj + e)).sum(-1) / math.sqrt(C)
+        msg = value.view(-1, H, C).index_select(0, src) + e
+    alpha = _segment_softmax(logits, dst, n)
+    alpha_d = F.dropout(alpha, p=dropout, training=training)
+    out = torch.zeros((n, H, C), dtype=msg.dtype, device=msg.device).index_add(0, dst, msg * alpha_d.unsqueeze(-1))
+    return out.reshape(n, H * C), alpha, alpha_d
+
+
 class GATv2Conv(torch.nn.Module):
     def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
                  concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,
@@ -117,8 +178,6 @@ class GATv2Conv(torch.nn.Module):
         kwargs.pop("node_dim", None)
         if kwargs:
             raise NotImplementedError(f"tessera GATv2Conv: unsupported arguments {sorted(kwargs)}")
-        if edge_dim is not None:
-            raise NotImplementedError("tessera GATv2Conv: edge features (edge_dim) are not supported yet")
         in_l, in_r = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
         if in_l <= 0 or in_r <= 0:
             raise ValueError(f"tessera GATv2Conv needs positive in_channels (lazy -1 is not supported), "
@@ -137,7 +196,10 @@ class GATv2Conv(torch.nn.Module):
         self.lin_l = _pyg_linear(in_l, heads * out_channels, bias, glorot=True)
         self.lin_r = self.lin_l if share_weights else _pyg_linear(in_r, heads * out_channels, bias, glorot=True)
         self.att = Parameter(torch.empty(1, heads, out_channels))
-        self.lin_edge = None
+        if edge_dim is not None:
+            self.lin_edge = _pyg_linear(edge_dim, heads * out_channels, False, glorot=True)
+        else:
+            self.register_parameter("lin_edge", None)
         total = out_channels * (heads if concat else 1)
         if residual:
             self.res = _pyg_linear(in_r, total, False, glorot=True)
@@ -153,6 +215,8 @@ class GATv2Conv(torch.nn.Module):
         _reset_linear(self.lin_l, True)
         if not self.share_weights:
             _reset_linear(self.lin_r, True)
+        if self.lin_edge is not None:
+            _reset_linear(self.lin_edge, True)
         if self.res is not None:
             _reset_linear(self.res, True)
         _glorot(self.att)
@@ -174,8 +238,6 @@ class GATv2Conv(torch.nn.Module):
 
     def forward(self, x: Union[Tensor, Tuple[Tensor, Optional[Tensor]]], edge_index,
                 edge_attr: Optional[Tensor] = None, return_attention_weights: Optional[bool] = None):
-        if edge_attr is not None:
-            raise NotImplementedError("tessera GATv2Conv: edge_attr is not supported yet")
         H, C = self.heads, self.out_channels
         res = None
         if isinstance(x, Tensor):
@@ -191,20 +253,51 @@ class GATv2Conv(torch.nn.Module):
                 res = self.res(x_dst)
             x_l = self.lin_l(x_src)
             x_r = self.lin_r(x_dst)
-        g = self._graph(edge_index, x_l.size(0), x_r.size(0))
         want_alpha = bool(return_attention_weights)
+        if edge_attr is not None:
+            if self.lin_edge is None:
+                raise ValueError("GATv2Conv: edge_attr given but the layer was built without edge_dim")
+            out, ei, alpha = self._edge_feature_forward(x_l, x_r, edge_index, edge_attr)
+            return self._finish(out, res, (ei, alpha) if want_alpha else None)
+        g = self._graph(edge_index, x_l.size(0), x_r.size(0))
         out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), H, self.negative_slope, 0.0,
                                      self.dropout, self.training, want_alpha, alpha_after_dropout=True)
+        attention = None
+        if want_alpha:
+            ei = g.edge_index if g.edge_index is not None else graph_edge_index(g.graph)
+            attention = (ei, g.alpha_in_edge_order(alpha))
+        return self._finish(out, res, attention)
+
+    def _finish(self, out: Tensor, res: Optional[Tensor], attention):
         if not self.concat:
-            out = out.view(-1, H, C).mean(dim=1)
+            out = out.view(-1, self.heads, self.out_channels).mean(dim=1)
         if res is not None:
             out = out + res
         if self.bias is not None:
             out = out + self.bias
-        if want_alpha:
-            ei = g.edge_index if g.edge_index is not None else graph_edge_index(g.graph)
-            return out, (ei, g.alpha_in_edge_order(alpha))
-        return out
+        return (out, attention) if attention is not None else out
+
+    def _edge_feature_forward(self, x_l: Tensor, x_r: Tensor, edge_index, edge_attr: Tensor):
+        if not isinstance(edge_index, Tensor):
+            raise TypeError("tessera GATv2Conv: edge_attr needs edge_index as a [2, E] tensor, "
+                            f"got {type(edge_index).__name__}")
+        if edge_attr.dim() == 1:
+            edge_attr = edge_attr.view(-1, 1)
+        if edge_attr.size(0) != edge_index.size(1):
+            raise ValueError(f"GATv2Conv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
+                             f"{edge_index.size(1)} edges")
+        if self.add_self_loops:
+            n = min(x_l.size(0), x_r.size(0))
+            keep = edge_index[0] != edge_index[1]
+            edge_index, edge_attr = edge_index[:, keep], edge_attr[keep]
+            loops = self_loop_edge_attr(edge_attr, edge_index, n, self.fill_value)
+            ar = torch.arange(n, device=edge_index.device, dtype=edge_index.dtype)
+            edge_index = torch.cat([edge_index, torch.stack([ar, ar])], dim=1)
+            edge_attr = torch.cat([edge_attr, loops], dim=0)
+        out, _, alpha_d = edge_feature_attention("gatv2", edge_index, x_r, x_l, x_l, self.lin_edge(edge_attr),
+                                                 self.att, self.heads, self.negative_slope, self.dropout,
+                                                 self.training)
+        return out, edge_index, alpha_d
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"

@@ -9,7 +9,11 @@ added); dropout on alpha; out_i = sum_j alpha_ij v_j; concat or mean; root_weigh
 lin_skip(x_dst), gated by beta = sigmoid(lin_beta([out, x_r, out - x_r])) when beta=True.
 Attention weights (return_attention_weights) are returned before dropout, as PyG does.
 
-Not supported (raises): edge features (``edge_dim``), lazy in_channels (-1).
+Edge features (``edge_dim``/``edge_attr``): e = lin_edge(edge_attr) (no bias) is added to k_j and
+v_j as PyG does; that path runs PyG's per-edge computation in plain torch (E x H x C tensors, like
+PyG itself) -- the fused kernels do not take edge features yet.
+
+Not supported (raises): lazy in_channels (-1).
 """
 from typing import Optional, Tuple, Union
 
@@ -17,7 +21,8 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
-from .gatv2 import AttentionGraph, _pyg_linear, _reset_linear, fused_attention, graph_edge_index
+from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, edge_feature_attention, fused_attention,
+                    graph_edge_index)
 
 
 class TransformerConv(torch.nn.Module):
@@ -29,8 +34,6 @@ class TransformerConv(torch.nn.Module):
         kwargs.pop("node_dim", None)
         if kwargs:
             raise NotImplementedError(f"tessera TransformerConv: unsupported arguments {sorted(kwargs)}")
-        if edge_dim is not None:
-            raise NotImplementedError("tessera TransformerConv: edge features (edge_dim) are not supported yet")
         in_src, in_dst = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
         if in_src <= 0 or in_dst <= 0:
             raise ValueError(f"tessera TransformerConv needs positive in_channels (lazy -1 is not supported), "
@@ -46,7 +49,10 @@ class TransformerConv(torch.nn.Module):
         self.lin_key = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
         self.lin_query = _pyg_linear(in_dst, heads * out_channels, True, glorot=False)
         self.lin_value = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
-        self.register_parameter("lin_edge", None)
+        if edge_dim is not None:
+            self.lin_edge = _pyg_linear(edge_dim, heads * out_channels, False, glorot=False)
+        else:
+            self.register_parameter("lin_edge", None)
         width = heads * out_channels if concat else out_channels
         self.lin_skip = _pyg_linear(in_dst, width, bias, glorot=False)
         if self.beta:
@@ -55,20 +61,32 @@ class TransformerConv(torch.nn.Module):
             self.register_parameter("lin_beta", None)
 
     def reset_parameters(self):
-        for lin in (self.lin_key, self.lin_query, self.lin_value, self.lin_skip, self.lin_beta):
+        for lin in (self.lin_key, self.lin_query, self.lin_value, self.lin_edge, self.lin_skip, self.lin_beta):
             if lin is not None:
                 _reset_linear(lin, False)
 
     def forward(self, x: Union[Tensor, Tuple[Tensor, Tensor]], edge_index, edge_attr: Optional[Tensor] = None,
                 return_attention_weights: Optional[bool] = None):
-        if edge_attr is not None:
-            raise NotImplementedError("tessera TransformerConv: edge_attr is not supported yet")
+        if (self.lin_edge is None) != (edge_attr is None):
+            raise ValueError("TransformerConv: edge_attr must be given exactly when the layer has edge_dim")
         H, C = self.heads, self.out_channels
         if isinstance(x, Tensor):
             x = (x, x)
         query = self.lin_query(x[1])
         key = self.lin_key(x[0])
         value = self.lin_value(x[0])
+        want_alpha = bool(return_attention_weights)
+        if edge_attr is not None and self.lin_edge is not None:
+            if not isinstance(edge_index, Tensor):
+                raise TypeError("tessera TransformerConv: edge_attr needs edge_index as a [2, E] tensor, "
+                                f"got {type(edge_index).__name__}")
+            if edge_attr.size(0) != edge_index.size(1):
+                raise ValueError(f"TransformerConv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
+                                 f"{edge_index.size(1)} edges")
+            out, alpha, _ = edge_feature_attention("transformer", edge_index, query, key, value,
+                                                   self.lin_edge(edge_attr), None, H, 0.2, self.dropout,
+                                                   self.training)
+            return self._finish(out, x, (edge_index, alpha) if want_alpha else None)
         if isinstance(edge_index, Graph):
             g = AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
         elif isinstance(edge_index, Tensor):
@@ -76,9 +94,16 @@ class TransformerConv(torch.nn.Module):
         else:
             raise TypeError(f"TransformerConv: edge_index must be a [2, E] tensor or a tessera.Graph, "
                             f"got {type(edge_index).__name__}")
-        want_alpha = bool(return_attention_weights)
         out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
                                      self.training, want_alpha, alpha_after_dropout=False)
+        attention = None
+        if want_alpha:
+            ei = g.edge_index if g.edge_index is not None else graph_edge_index(g.graph)
+            attention = (ei, g.alpha_in_edge_order(alpha))
+        return self._finish(out, x, attention)
+
+    def _finish(self, out: Tensor, x, attention):
+        H, C = self.heads, self.out_channels
         if not self.concat:
             out = out.view(-1, H, C).mean(dim=1)
         if self.root_weight:
@@ -88,10 +113,7 @@ class TransformerConv(torch.nn.Module):
                 out = b * x_r + (1 - b) * out
             else:
                 out = out + x_r
-        if want_alpha:
-            ei = g.edge_index if g.edge_index is not None else graph_edge_index(g.graph)
-            return out, (ei, g.alpha_in_edge_order(alpha))
-        return out
+        return (out, attention) if attention is not None else out
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
