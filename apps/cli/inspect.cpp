@@ -102,6 +102,16 @@ void print_text(const json& dataset, const std::string& kind) {
   }
 }
 
+// A TU collection holds NAME_A.txt[.gz].
+bool is_tu_dir(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string f = e.path().filename().string();
+    if (f.size() > 6 && (f.ends_with("_A.txt") || f.ends_with("_A.txt.gz"))) return true;
+  }
+  return false;
+}
+
 int run_inspect(const InspectArgs& a) {
   BuildOptions build;
   build.symmetrize = a.symmetrize;
@@ -119,11 +129,14 @@ int run_inspect(const InspectArgs& a) {
         dataset = node_dataset_summary(ds);
         kind = "node";
         graph = a.symmetrize ? rebuild(ds.graph, build) : std::move(ds.graph);
-      } else {
+      } else if (is_tu_dir(path)) {
         const GraphCollection c = io::read_tu(a.graph);
         dataset = collection_summary(c);
         kind = "collection";
         graph = collection_graph(c, build);
+      } else {  // a converted graph folder (edges.txt + meta.txt), e.g. the temporal data sets
+        graph = io::read_graph(a.graph, build);
+        kind = "graph";
       }
       load_s = step.finish();
       source = "directory";
