@@ -29,7 +29,7 @@ stage() {  # stage NAME TIMEOUT CMD...: runs with a time limit, logs, records th
 }
 
 # Carried Debian packages (METIS, zlib headers, CLI11, nlohmann-json).
-DEPS="$ROOT/.carry"
+DEPS="${TESSERA_CARRY:-$ROOT/.carry}"
 if [ -d "$DEPS/debs" ]; then
   mkdir -p "$DEPS/root"
   for d in "$DEPS"/debs/*.deb; do dpkg -x "$d" "$DEPS/root"; done
