@@ -38,7 +38,7 @@ if [ -d "$DEPS/debs" ]; then
 fi
 export LD_LIBRARY_PATH="$DEPS/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
-{ echo "date: $(date -u +%FT%TZ)"; echo "commit: $(git rev-parse --verify -q HEAD 2>/dev/null || cat .carry/COMMIT 2>/dev/null || echo unknown)";
+{ echo "date: $(date -u +%FT%TZ)"; echo "commit: $(git rev-parse --verify -q HEAD 2>/dev/null || cat "$DEPS/COMMIT" 2>/dev/null || echo unknown)";
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader;
   python3 -c 'import torch;print("torch", torch.__version__, torch.version.cuda)';
   python3 -c 'import torch_geometric;print("pyg", torch_geometric.__version__)' 2>&1 | tail -1;
