@@ -16,5 +16,6 @@ __version__ = ops.version()
 
 from .graph import Graph, spmm  # noqa: E402  (needs the ops loaded)
 from . import nn  # noqa: E402,F401
+from . import kernels  # noqa: E402,F401  (tessera.kernels.MarginalizedGraphKernel)
 
 __all__ = ["Graph", "spmm", "ops", "nn", "library_path", "__version__"]
