@@ -16,6 +16,32 @@ from torch import Tensor
 _ops = torch.ops.tessera
 
 
+def _check_edge_index(edge_index) -> None:
+    """Shape and dtype of an edge_index, checked here before any op reads it, so bad input is
+    reported by Python with the op's wording (RuntimeError) and never reaches C++ data access."""
+    if not isinstance(edge_index, Tensor):
+        raise TypeError(f"edge_index_to_csr: edge_index must be a tensor, got {type(edge_index).__name__}")
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise RuntimeError("edge_index_to_csr: edge_index must have shape [2, E] (row 0 = sources, "
+                           f"row 1 = targets), got {list(edge_index.shape)}")
+    if edge_index.dtype not in (torch.int64, torch.int32):
+        raise RuntimeError(f"edge_index_to_csr: edge_index must be int64 or int32, got {edge_index.dtype}")
+
+
+def _check_index_range(edge_index: Tensor, num_src: int, num_dst: int) -> None:
+    """Every source < num_src and every target < num_dst (one min/max pass; names the first bad edge)."""
+    if num_src < 0 or num_dst < 0:
+        raise RuntimeError(f"edge_index_to_csr: negative node count ({num_dst}, {num_src})")
+    if edge_index.numel() == 0:
+        return
+    for row, bound, what in ((0, num_src, "source"), (1, num_dst, "target")):
+        idx = edge_index[row]
+        if int(idx.min()) >= 0 and int(idx.max()) < bound:
+            continue
+        k = int(torch.nonzero((idx < 0) | (idx >= bound))[0, 0])
+        raise RuntimeError(f"edge_index_to_csr: edge {k}: {what} {int(idx[k])} out of range [0, {bound})")
+
+
 class Graph:
     def __init__(self, rowptr: Tensor, col: Tensor, values: Optional[Tensor] = None,
                  num_cols: Optional[int] = None):
@@ -38,9 +64,11 @@ class Graph:
     def from_edge_index(cls, edge_index: Tensor, edge_weight: Optional[Tensor] = None,
                         num_nodes: Optional[int] = None, num_src: Optional[int] = None) -> "Graph":
         """edge_index [2, E] (row 0 sources, row 1 targets), optional weight per edge."""
+        _check_edge_index(edge_index)
         if num_nodes is None:
             num_nodes = int(edge_index.max()) + 1 if edge_index.numel() else 0
         num_src = num_nodes if num_src is None else num_src
+        _check_index_range(edge_index, int(num_src), int(num_nodes))
         rowptr, col, perm = _ops.edge_index_to_csr(edge_index, num_nodes, num_src, True)
         values = None
         if edge_weight is not None:

@@ -1,6 +1,10 @@
 """tessera.nn.GCNConv and the spmm op against PyG's semantics (plain-torch oracle in
 pyg_reference.py), gradients in double, state_dict layout; against torch_geometric itself when it
 is importable (the GPU machine); CUDA variants skipped with a message when there is no GPU."""
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -156,17 +160,60 @@ def test_sparse_csr_input_appends_loops(seed):
 def test_bad_input_raises_clear_errors():
     conv = GCNConv(4, 2)
     x = torch.randn(10, 4)
-    with pytest.raises(RuntimeError, match="out of range"):
+    with pytest.raises(RuntimeError, match=r"edge 1: target 10 out of range \[0, 10\)"):
         conv(x, torch.tensor([[0, 1], [2, 10]]))
+    with pytest.raises(RuntimeError, match="source -1 out of range"):
+        conv(x, torch.tensor([[0, -1], [2, 3]]))
     with pytest.raises(RuntimeError, match=r"shape \[2, E\]"):
         conv(x, torch.tensor([0, 1, 2]))
-    g = tessera.Graph.from_edge_index(torch.tensor([[0, 1], [1, 2]]), num_nodes=3)
-    with pytest.raises(RuntimeError, match="float32, float64, float16 or bfloat16"):
-        tessera.ops.spmm(g.rowptr, g.col, None, torch.ones(3, 2, dtype=torch.int64))
-    with pytest.raises(RuntimeError, match="one index type"):
-        tessera.ops.spmm(g.rowptr.long(), g.col.int(), None, torch.ones(3, 2))
+    with pytest.raises(RuntimeError, match="int64 or int32"):
+        conv(x, torch.tensor([[0.0, 1.0], [1.0, 2.0]]))
     with pytest.raises(ValueError, match="lazy"):
         GCNConv(-1, 4)
+
+
+# Bad input to the raw C++ ops: the op raises tessera::Error, which has to reach Python as a
+# RuntimeError. Run in a child process so that, should an exception crossing the torch boundary
+# ever crash (as one did under torch 2.11), the report names the case instead of killing pytest.
+_RAW_OP_CASES = r"""
+import re, torch, tessera
+ops = tessera.ops
+g = tessera.Graph.from_edge_index(torch.tensor([[0, 1], [1, 2]]), num_nodes=3)
+cases = [
+    ("edge_index 1-D", lambda: ops.edge_index_to_csr(torch.tensor([0, 1, 2]), 3, 3, True), r"shape \[2, E\]"),
+    ("edge_index float", lambda: ops.edge_index_to_csr(torch.ones(2, 2), 3, 3, True), "int64 or int32"),
+    ("target out of range", lambda: ops.edge_index_to_csr(torch.tensor([[0, 1], [2, 10]]), 10, 10, True),
+     r"edge 1: target 10 out of range"),
+    ("x int64", lambda: ops.spmm(g.rowptr, g.col, None, torch.ones(3, 2, dtype=torch.int64), None, None, None, 0, 0),
+     "float32, float64, float16 or bfloat16"),
+    ("mixed index types", lambda: ops.spmm(g.rowptr.long(), g.col.int(), None, torch.ones(3, 2), None, None, None, 0, 0),
+     "one index type"),
+    ("rowptr 2-D", lambda: ops.spmm(g.rowptr.view(1, -1), g.col, None, torch.ones(3, 2), None, None, None, 0, 0),
+     "rowptr must be 1-D"),
+    ("gcn_norm rowptr 0-D", lambda: ops.gcn_norm(torch.tensor(3), g.col, None, 3, "remaining", 1.0, torch.float32),
+     "rowptr must be 1-D"),
+]
+for name, fn, pattern in cases:
+    print("case:", name, flush=True)
+    try:
+        fn()
+    except RuntimeError as e:
+        assert re.search(pattern, str(e)), f"{name}: message {str(e)!r} does not match {pattern!r}"
+        continue
+    raise AssertionError(f"{name}: no error raised")
+print("all cases raised", flush=True)
+"""
+
+
+def test_raw_op_errors_reach_python_as_runtime_errors():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _RAW_OP_CASES], env=env,
+                       capture_output=True, text=True, timeout=300)
+    detail = f"stdout:\n{r.stdout}\nstderr:\n{r.stderr[-4000:]}"
+    if r.returncode < 0:
+        pytest.fail(f"child crashed with signal {-r.returncode} in the last case printed (a C++ exception "
+                    f"crossing the torch op boundary?)\n{detail}")
+    assert r.returncode == 0 and "all cases raised" in r.stdout, detail
 
 
 @needs_cuda
