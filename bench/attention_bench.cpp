@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -138,16 +139,35 @@ Run bench_one(const Csr<int32_t>& g, AttentionKind kind, int64_t H, int64_t C, c
 
 }  // namespace
 
+constexpr double kH200CopyGBs = 4200.0;  // measured device copy bandwidth (read + write), DESIGN.md
+
+// HEAD of the repository the benchmark runs in (provenance of the JSON); "unknown" outside git.
+std::string git_head() {
+  std::string out;
+  if (FILE* p = popen("git rev-parse HEAD 2>/dev/null", "r")) {
+    char buf[64];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out.empty() ? "unknown" : out;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"fused attention benchmark"};
-  std::string device = "cpu", spec = "rmat:scale=14,degree=16,seed=1", hc = "4x32", json_path;
+  // Defaults fit the machine: `attention_bench --json PATH` alone runs the GPU configuration
+  // (R-MAT 2^20, deg 16; (H, C) in {(4,64),(8,128),(2,256)}) on a CUDA machine, a small CPU one elsewhere.
+  std::string device = "auto", spec, hc, json_path;
   int reps = 5;
-  app.add_option("--device", device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--device", device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_option("--spec", spec, "graph generator spec");
   app.add_option("--hc", hc, "comma-separated HxC list, e.g. 4x64,8x128,2x256");
   app.add_option("--reps", reps, "timed repetitions (median)");
   app.add_option("--json", json_path, "write results as JSON");
   CLI11_PARSE(app, argc, argv);
+  if (device == "auto") device = cuda_available() ? "cuda" : "cpu";
+  if (spec.empty()) spec = device == "cuda" ? "rmat:scale=20,degree=16,seed=1" : "rmat:scale=14,degree=16,seed=1";
+  if (hc.empty()) hc = device == "cuda" ? "4x64,8x128,2x256" : "4x32";
   const Device dev = device == "cuda" ? Device{DeviceKind::cuda, 0} : Device{};
   TESSERA_CHECK(!dev.is_cuda() || cuda_available(), "attention_bench: no CUDA device");
   const auto g64 = gen::generate(spec);
@@ -163,18 +183,22 @@ int main(int argc, char** argv) {
     for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
       const Run r = bench_one(g, kind, H, C, dev, reps);
       const double fwd_gbs = r.fwd_floor_bytes / (r.fwd_ms * 1e6);
-      std::printf("%-11s H=%-2lld C=%-4lld forward %9.3f ms (%7.1f GB/s of IO floor)  forward+backward %9.3f ms\n",
-                  attention_kind_name(kind), (long long)H, (long long)C, r.fwd_ms, fwd_gbs, r.fwdbwd_ms);
+      const double share = dev.is_cuda() ? fwd_gbs / kH200CopyGBs : 0.0;
+      std::printf("%-11s H=%-2lld C=%-4lld forward %9.3f ms (%7.1f GB/s over the IO floor, %.0f%% of copy bandwidth)"
+                  "  forward+backward %9.3f ms\n",
+                  attention_kind_name(kind), (long long)H, (long long)C, r.fwd_ms, fwd_gbs, 100 * share, r.fwdbwd_ms);
       results.push_back({{"kind", attention_kind_name(kind)}, {"heads", H}, {"channels", C}, {"forward_ms", r.fwd_ms},
                          {"forward_backward_ms", r.fwdbwd_ms}, {"forward_floor_bytes", r.fwd_floor_bytes},
-                         {"backward_floor_bytes", r.bwd_floor_bytes}, {"forward_gbs", fwd_gbs}});
+                         {"backward_floor_bytes", r.bwd_floor_bytes}, {"forward_gbs", fwd_gbs},
+                         {"forward_share_of_copy_bandwidth", dev.is_cuda() ? fwd_gbs / kH200CopyGBs : 0.0}});
     }
   }
   if (!json_path.empty()) {
     std::time_t t = std::time(nullptr);
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-    json doc = {{"date", buf}, {"device", device_name(dev)}, {"graph", spec}, {"nodes", g.rows}, {"edges", g.nnz()},
+    const char* commit = std::getenv("TESSERA_COMMIT");
+    json doc = {{"date", buf}, {"commit", commit ? commit : git_head()}, {"device", device_name(dev)}, {"graph", spec}, {"nodes", g.rows}, {"edges", g.nnz()},
                 {"command", std::string(argv[0]) + " --device " + device + " --spec " + spec + " --hc " + hc},
                 {"results", results}};
     std::ofstream(json_path + ".tmp") << doc.dump(2) << "\n";

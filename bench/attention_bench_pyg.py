@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""GATv2Conv / TransformerConv layers on the GPU: tessera.nn vs torch_geometric.nn with the same
+weights (PyG's state_dict loaded into tessera's layer), same graph, same run, fp32.
+
+Per graph, (H, C) and layer: forward and forward+backward (w.r.t. x and every parameter; CUDA
+events, median), peak memory above the inputs (max_memory_allocated delta during forward+backward),
+the maximum output difference, and the ratios against the issue's targets (GATv2 forward >= 10x,
+forward+backward >= 5x, memory <= 1/15; TransformerConv >= 8x, >= 4x, <= 1/10).
+
+    python3 bench/attention_bench_pyg.py --json OUT.json [--graphs rmat,grid,clustered]
+                                         [--hc 4x64,8x128,2x256] [--width 128] [--reps 5] [--budget-s 180]
+The whole run is bounded by --budget-s: configurations not started within it are listed as skipped.
+A configuration that runs out of GPU memory (PyG's E x H x C tensors at the large sizes) is recorded
+as "oom" for that side. Without torch_geometric only tessera is timed.
+"""
+import argparse
+import gc
+import os
+import time
+
+import torch
+
+import bench_common as bc
+
+GRAPHS = {  # the GCN slice's generated graphs (bench/gcn_bench.py)
+    "rmat": "rmat:scale=20,degree=16,seed=1",
+    "grid": "grid:rows=1024,cols=1024",
+    "clustered": "clustered:nodes=65536,clusters=256,degree=200,seed=1",
+}
+TARGETS = {"gatv2": {"forward": 10.0, "forward_backward": 5.0, "memory": 1 / 15},
+           "transformer": {"forward": 8.0, "forward_backward": 4.0, "memory": 1 / 10}}
+PYG_NAMES = {"gatv2": "GATv2Conv", "transformer": "TransformerConv"}
+
+
+def measure(conv, x, edge_index, reps):
+    """(forward ms, forward+backward ms, peak bytes above the inputs) or raises torch OOM."""
+    with torch.no_grad():
+        fwd = bc.median_ms_cuda(lambda: conv(x, edge_index), warmup=1, reps=reps)
+    xg = x.detach().clone().requires_grad_()
+
+    def fwd_bwd():
+        conv.zero_grad(set_to_none=True)
+        xg.grad = None
+        out = conv(xg, edge_index)
+        out.backward(torch.ones_like(out))
+
+    fb = bc.median_ms_cuda(fwd_bwd, warmup=1, reps=reps)
+    conv.zero_grad(set_to_none=True)
+    xg.grad = None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    fwd_bwd()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - base
+    conv.zero_grad(set_to_none=True)
+    return fwd, fb, peak
+
+
+def timed(conv, x, edge_index, reps):
+    try:
+        f, fb, peak = measure(conv, x, edge_index, reps)
+        return {"forward_ms": f, "forward_backward_ms": fb, "peak_bytes": peak}
+    except torch.cuda.OutOfMemoryError as e:
+        return {"oom": str(e).splitlines()[0]}
+    finally:
+        gc.collect()
+        torch.cuda.empty_cache()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", default=None, help="output path (default bench/results/attention_gpu_<date>.json)")
+    p.add_argument("--graphs", default="rmat,grid,clustered")
+    p.add_argument("--hc", default="4x64,8x128,2x256")
+    p.add_argument("--layers", default="gatv2,transformer")
+    p.add_argument("--width", type=int, default=128, help="input feature width")
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--budget-s", type=float, default=180.0)
+    a = p.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("attention_bench_pyg: no CUDA device (bench/attention_cpu_bench.py is the CPU benchmark)")
+    t_start = time.monotonic()
+    tessera = bc.import_tessera()
+    import tessera.nn as tnn
+    try:
+        import torch_geometric
+        import torch_geometric.nn as pnn
+        pyg_version = torch_geometric.__version__
+    except Exception as e:  # tessera is still timed
+        pnn, pyg_version = None, f"unavailable ({e})"
+    dev = torch.device("cuda")
+    record = bc.provenance(torch.cuda.get_device_name(0))
+    record.update({"benchmark": "attention_gpu_vs_pyg", "pyg": pyg_version, "width": a.width, "reps": a.reps,
+                   "budget_s": a.budget_s, "targets": TARGETS, "rows": [], "skipped": []})
+    out_path = a.json or os.path.join(bc.ROOT, "bench", "results",
+                                      f"attention_gpu_{time.strftime('%Y%m%d_%H%M%S')}.json")
+    hcs = [tuple(int(v) for v in item.split("x")) for item in a.hc.split(",")]
+    for gname in a.graphs.split(","):
+        spec = GRAPHS.get(gname, gname)
+        rowptr, col = tessera.ops.generate_graph(spec, False)
+        n = rowptr.numel() - 1
+        dst = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
+        edge_index = torch.stack([col.long(), dst]).to(dev)
+        print(f"{gname}: {spec}: {n} nodes, {edge_index.size(1)} edges", flush=True)
+        torch.manual_seed(0)
+        x = torch.randn(n, a.width, device=dev)
+        for H, C in hcs:
+            for layer in a.layers.split(","):
+                cfg = {"graph": gname, "spec": spec, "nodes": n, "edges": int(edge_index.size(1)),
+                       "layer": layer, "heads": H, "channels": C}
+                if time.monotonic() - t_start > a.budget_s:
+                    record["skipped"].append(cfg)
+                    print(f"  {layer} H={H} C={C}: skipped (time budget)", flush=True)
+                    continue
+                ours = getattr(tnn, PYG_NAMES[layer])(a.width, C, heads=H).to(dev)
+                row = dict(cfg)
+                diff = None
+                if pnn is not None:
+                    peer = getattr(pnn, PYG_NAMES[layer])(a.width, C, heads=H).to(dev)
+                    ours.load_state_dict(peer.state_dict())  # PyG's weights, unchanged
+                    row["pyg"] = timed(peer, x, edge_index, a.reps)
+                    try:
+                        with torch.no_grad():
+                            diff = (ours(x, edge_index) - peer(x, edge_index)).abs().max().item()
+                    except torch.cuda.OutOfMemoryError:
+                        diff = None
+                    del peer
+                    gc.collect()
+                    torch.cuda.empty_cache()
+                row["tessera"] = timed(ours, x, edge_index, a.reps)
+                row["max_abs_difference"] = diff
+                t, q = row["tessera"], row.get("pyg", {})
+                if "forward_ms" in t and "forward_ms" in q:
+                    ratio = {"forward": q["forward_ms"] / t["forward_ms"],
+                             "forward_backward": q["forward_backward_ms"] / t["forward_backward_ms"],
+                             "memory": t["peak_bytes"] / max(q["peak_bytes"], 1)}
+                    tg = TARGETS[layer]
+                    row["ratio"] = ratio
+                    row["meets_target"] = {"forward": ratio["forward"] >= tg["forward"],
+                                           "forward_backward": ratio["forward_backward"] >= tg["forward_backward"],
+                                           "memory": ratio["memory"] <= tg["memory"]}
+                record["rows"].append(row)
+                del ours
+                gc.collect()
+                torch.cuda.empty_cache()
+
+                def fmt(r):
+                    if "oom" in r:
+                        return "OOM"
+                    return (f"fwd {r['forward_ms']:8.2f} ms fwd+bwd {r['forward_backward_ms']:8.2f} ms "
+                            f"peak {r['peak_bytes'] / 2**20:9.1f} MiB")
+                line = f"  {layer:11s} H={H} C={C:3d}: tessera {fmt(t)}"
+                if q:
+                    line += f" | PyG {fmt(q)}"
+                if "ratio" in row:
+                    r = row["ratio"]
+                    line += f" | x{r['forward']:.1f} x{r['forward_backward']:.1f} mem {r['memory']:.3f}"
+                if diff is not None:
+                    line += f" | max diff {diff:.1e}"
+                print(line, flush=True)
+                bc.write_json(out_path, record)  # partial results survive a kill
+        del x, edge_index
+        gc.collect()
+        torch.cuda.empty_cache()
+    record["wall_s"] = time.monotonic() - t_start
+    bc.write_json(out_path, record)
+
+
+if __name__ == "__main__":
+    main()
