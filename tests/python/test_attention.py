@@ -193,3 +193,16 @@ def test_against_pyg_when_installed(seed, cls_name, edge_dim):
     gb = torch.autograd.grad((b * w).sum(), [pb[n] for n in names])
     for n, u, v in zip(names, ga, gb):
         torch.testing.assert_close(u, v, rtol=1e-3, atol=1e-4, msg=lambda m: f"grad of {n}: {m}")
+
+
+@pytest.mark.parametrize("cls,oracle", [(GATv2Conv, ref.gatv2_conv), (TransformerConv, ref.transformer_conv)])
+def test_graph_cache_follows_in_place_edits_and_sizes(seed, cls, oracle):
+    n = 40
+    mod = cls(6, 4, heads=2).double()
+    x = torch.randn(n, 6, dtype=torch.float64)
+    ei = random_edges(n, n, 150)
+    torch.testing.assert_close(mod(x, ei), oracle(mod, x, ei)[0], rtol=1e-9, atol=1e-9)
+    ei[0, :20] = torch.randint(0, n, (20,))  # same tensor, new contents: the cached CSR is stale
+    torch.testing.assert_close(mod(x, ei), oracle(mod, x, ei)[0], rtol=1e-9, atol=1e-9)
+    x2 = torch.randn(n + 7, 6, dtype=torch.float64)  # more nodes, same edges
+    torch.testing.assert_close(mod(x2, ei), oracle(mod, x2, ei)[0], rtol=1e-9, atol=1e-9)

@@ -81,6 +81,29 @@ class AttentionGraph:
         return out
 
 
+class GraphCache:
+    """The CSR built from the last edge_index (and its transpose, which tessera.Graph keeps once
+    built), reused while the very same tensor comes back unmodified (same _version) with the same
+    sizes. PyG rebuilds these every call; a training loop passes the same edge_index every step.
+    Holding the tensor keeps its storage alive, so identity cannot be confused with a new tensor."""
+
+    def __init__(self):
+        self._key = None
+        self._graph = None
+
+    def get(self, edge_index: Tensor, sizes: tuple, build) -> "AttentionGraph":
+        try:
+            version = edge_index._version
+        except RuntimeError:  # inference-mode tensors carry no version counter: never cache
+            return build()
+        key = self._key
+        if key is not None and key[0] is edge_index and key[1] == version and key[2] == sizes:
+            return self._graph
+        self._graph = build()
+        self._key = (edge_index, version, sizes)
+        return self._graph
+
+
 def remove_and_add_self_loops(edge_index: Tensor, num_nodes: int) -> Tensor:
     """PyG's remove_self_loops then add_self_loops(num_nodes): loops appended after the edges."""
     keep = edge_index[0] != edge_index[1]
@@ -193,6 +216,7 @@ class GATv2Conv(torch.nn.Module):
         self.fill_value = fill_value
         self.share_weights = share_weights
         self.residual = residual
+        self._graph_cache = GraphCache()
         self.lin_l = _pyg_linear(in_l, heads * out_channels, bias, glorot=True)
         self.lin_r = self.lin_l if share_weights else _pyg_linear(in_r, heads * out_channels, bias, glorot=True)
         self.att = Parameter(torch.empty(1, heads, out_channels))
@@ -232,9 +256,11 @@ class GATv2Conv(torch.nn.Module):
         if not isinstance(edge_index, Tensor):
             raise TypeError(f"GATv2Conv: edge_index must be a [2, E] tensor or a tessera.Graph, "
                             f"got {type(edge_index).__name__}")
-        if self.add_self_loops:
-            edge_index = remove_and_add_self_loops(edge_index, min(num_src, num_dst))
-        return AttentionGraph.from_edge_index(edge_index, num_dst, num_src)
+
+        def build():
+            ei = remove_and_add_self_loops(edge_index, min(num_src, num_dst)) if self.add_self_loops else edge_index
+            return AttentionGraph.from_edge_index(ei, num_dst, num_src)
+        return self._graph_cache.get(edge_index, (num_src, num_dst, self.add_self_loops), build)
 
     def forward(self, x: Union[Tensor, Tuple[Tensor, Optional[Tensor]]], edge_index,
                 edge_attr: Optional[Tensor] = None, return_attention_weights: Optional[bool] = None):

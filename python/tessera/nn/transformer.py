@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
-from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, edge_feature_attention, fused_attention,
+from .gatv2 import (AttentionGraph, GraphCache, _pyg_linear, _reset_linear, edge_feature_attention, fused_attention,
                     graph_edge_index)
 
 
@@ -46,6 +46,7 @@ class TransformerConv(torch.nn.Module):
         self.concat = concat
         self.dropout = dropout
         self.edge_dim = edge_dim
+        self._graph_cache = GraphCache()
         self.lin_key = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
         self.lin_query = _pyg_linear(in_dst, heads * out_channels, True, glorot=False)
         self.lin_value = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
@@ -90,7 +91,9 @@ class TransformerConv(torch.nn.Module):
         if isinstance(edge_index, Graph):
             g = AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
         elif isinstance(edge_index, Tensor):
-            g = AttentionGraph.from_edge_index(edge_index, query.size(0), key.size(0))
+            n_dst, n_src = query.size(0), key.size(0)
+            g = self._graph_cache.get(edge_index, (n_src, n_dst),
+                                      lambda: AttentionGraph.from_edge_index(edge_index, n_dst, n_src))
         else:
             raise TypeError(f"TransformerConv: edge_index must be a [2, E] tensor or a tessera.Graph, "
                             f"got {type(edge_index).__name__}")
