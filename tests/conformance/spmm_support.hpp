@@ -181,16 +181,19 @@ void expect_sddmm_close(const CsrView<I>& g, const HostMatrix& dY, const HostMat
 
 #ifdef TESSERA_WITH_CUDA
 // Device copies for the *Cuda* tests (synchronous copies: test code, not a hot path).
+// `offset` bytes in front of the data make the view start off the allocation's 256-byte
+// alignment (like a sliced tensor): kernels must then take their unaligned paths.
 class DeviceCopy {
  public:
-  DeviceCopy(const void* host, size_t bytes) : bytes_(bytes) {
+  DeviceCopy(const void* host, size_t bytes, size_t offset = 0) : bytes_(bytes) {
     if (!bytes) return;
-    TESSERA_CUDA_CHECK(cudaMalloc(&ptr, bytes));
+    TESSERA_CUDA_CHECK(cudaMalloc(&raw_, bytes + offset));
+    ptr = static_cast<unsigned char*>(raw_) + offset;
     if (host) TESSERA_CUDA_CHECK(cudaMemcpy(ptr, host, bytes, cudaMemcpyHostToDevice));
   }
-  explicit DeviceCopy(const HostMatrix& m) : DeviceCopy(m.data(), m.bytes()) {}
+  explicit DeviceCopy(const HostMatrix& m, size_t offset = 0) : DeviceCopy(m.data(), m.bytes(), offset) {}
   ~DeviceCopy() {
-    if (ptr) cudaFree(ptr);
+    if (raw_) cudaFree(raw_);
   }
   DeviceCopy(const DeviceCopy&) = delete;
   DeviceCopy& operator=(const DeviceCopy&) = delete;
@@ -205,8 +208,19 @@ class DeviceCopy {
   void* ptr = nullptr;
 
  private:
+  void* raw_ = nullptr;
   size_t bytes_;
 };
+
+// After a CUDA variant ran: surfaces a launch error or an asynchronous fault (misaligned address,
+// illegal access) right here, so the failure names the variant that caused it instead of the
+// next unrelated CUDA call. Returns "" or the error text.
+inline std::string cuda_fault_after(const Exec& ex) {
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaStreamSynchronize(cuda_stream(ex.stream));
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  return e == cudaSuccess ? std::string() : std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")";
+}
 
 template <class I>
 class DeviceGraph {

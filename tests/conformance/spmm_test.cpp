@@ -60,8 +60,10 @@ enum class Weights { graph, explicit_values, ones };
 
 // Runs every variant in `names` on one case and compares with the reference.
 template <class I>
+// offset (CUDA only): the device X and Y start that many bytes past an aligned allocation
+// (a whole number of elements), as a tensor slice would.
 void check_case(const Csr<I>& g, const std::string& what, DType dt, int64_t F, bool strided, Weights wsrc,
-                uint64_t s, bool cuda, const std::vector<std::string>& names) {
+                uint64_t s, bool cuda, const std::vector<std::string>& names, size_t offset = 0) {
   std::mt19937_64 rng(s);
   const int64_t pad_x = strided ? 3 : 0, pad_y = strided ? 5 : 0;
   HostMatrix X(dt, g.cols, F, F + pad_x), Yref(dt, g.rows, F, F + pad_y);
@@ -94,24 +96,42 @@ void check_case(const Csr<I>& g, const std::string& what, DType dt, int64_t F, b
     Y.poison();
     const std::string ctx = what + " variant=" + name + " dtype=" + dtype_name(dt) + " index=" +
                             index_name(index_of<I>::value) + " F=" + std::to_string(F) +
-                            (strided ? " strided" : "") + " weights=" + std::to_string(int(wsrc)) +
-                            " seed=" + std::to_string(s);
+                            (strided ? " strided" : "") + " ldx=" + std::to_string(X.ld()) +
+                            " ldy=" + std::to_string(Y.ld()) + " offset_bytes=" + std::to_string(offset) +
+                            " weights=" + std::to_string(int(wsrc)) + " graph_rows=" + std::to_string(g.rows) +
+                            " nnz=" + std::to_string(g.nnz()) + " seed=" + std::to_string(s);
     if (!cuda) {
       SpmmArgs<I> a{gw.view(), host_values, X.view(), Y.view()};
       if (!spmm_registry<I>().is_eligible(spmm_registry<I>().get(name), a, Device{})) continue;
       spmm(a, Exec::cpu(), name);
     } else {
 #ifdef TESSERA_WITH_CUDA
-      DeviceGraph<I> dg(gw);
-      DeviceCopy dX(X), dY(Y), dv(host_values, wsrc == Weights::explicit_values
-                                                   ? size_t(g.nnz()) * (dt == DType::f64 ? 8 : 4)
-                                                   : 0);
-      SpmmArgs<I> a{dg.view(), dv.ptr, dX.view(X), dY.view(Y)};
-      Exec ex;
-      ex.device = Device{DeviceKind::cuda, 0};
-      if (!spmm_registry<I>().is_eligible(spmm_registry<I>().get(name), a, ex.device)) continue;
-      spmm(a, ex, name);
-      dY.copy_back(Y, ex);
+      // Every CUDA call is checked per variant: a fault is reported with this variant's context
+      // and ends the test (the context is unusable after a sticky error).
+      std::string fault;
+      try {
+        DeviceGraph<I> dg(gw);
+        DeviceCopy dX(X, offset), dY(Y, offset),
+            dv(host_values, wsrc == Weights::explicit_values ? size_t(g.nnz()) * (dt == DType::f64 ? 8 : 4) : 0);
+        SpmmArgs<I> a{dg.view(), dv.ptr, dX.view(X), dY.view(Y)};
+        Exec ex;
+        ex.device = Device{DeviceKind::cuda, 0};
+        if (!spmm_registry<I>().is_eligible(spmm_registry<I>().get(name), a, ex.device)) continue;
+        fault = cuda_fault_after(ex);  // a fault from before this variant would be misattributed
+        if (!fault.empty()) {
+          ADD_FAILURE() << "CUDA error before running " << ctx << ": " << fault;
+          return;
+        }
+        spmm(a, ex, name);
+        fault = cuda_fault_after(ex);
+        if (fault.empty()) dY.copy_back(Y, ex);
+      } catch (const std::exception& e) {
+        fault = std::string("exception: ") + e.what();
+      }
+      if (!fault.empty()) {
+        ADD_FAILURE() << "CUDA variant failed: " << ctx << ": " << fault;
+        return;
+      }
 #endif
     }
     if (const double op = operand_rel_error(name); op > 0)
@@ -135,7 +155,9 @@ void run_conformance(bool cuda) {
         ++combo;
         const bool strided = combo % 3 == 0;
         const Weights w = Weights(combo % 3);
-        check_case(g, what, dt, F, strided, w, s + uint64_t(combo), cuda, names);
+        // Every 4th CUDA combo starts X and Y one element past an aligned address (a slice).
+        const size_t offset = cuda && combo % 4 == 1 ? dtype_size(dt) : 0;
+        check_case(g, what, dt, F, strided, w, s + uint64_t(combo), cuda, names, offset);
         if (::testing::Test::HasFailure()) return;  // one clear failure, not thousands
       }
 }
@@ -188,12 +210,25 @@ void run_sddmm(bool cuda) {
           sddmm(SddmmArgs<I>{g.view(), dY.view(), X.view(), got.data()}, Exec::cpu());
         } else {
 #ifdef TESSERA_WITH_CUDA
-          DeviceGraph<I> dg(g);
-          DeviceCopy dX(X), ddY(dY), ddw(got.data(), got.size());
-          Exec ex;
-          ex.device = Device{DeviceKind::cuda, 0};
-          sddmm(SddmmArgs<I>{dg.view(), ddY.view(dY), dX.view(X), ddw.ptr}, ex);
-          ddw.copy_back(got.data(), got.size(), ex);
+          const size_t offset = combo % 3 == 1 ? dtype_size(dt) : 0;  // sliced X/dY now and then
+          std::string fault;
+          try {
+            DeviceGraph<I> dg(g);
+            DeviceCopy dX(X, offset), ddY(dY, offset), ddw(got.data(), got.size());
+            Exec ex;
+            ex.device = Device{DeviceKind::cuda, 0};
+            sddmm(SddmmArgs<I>{dg.view(), ddY.view(dY), dX.view(X), ddw.ptr}, ex);
+            fault = cuda_fault_after(ex);
+            if (fault.empty()) ddw.copy_back(got.data(), got.size(), ex);
+          } catch (const std::exception& e) {
+            fault = std::string("exception: ") + e.what();
+          }
+          if (!fault.empty()) {
+            ADD_FAILURE() << "CUDA sddmm failed: " << what << " dtype=" << dtype_name(dt) << " F=" << F
+                          << " ldx=" << X.ld() << " lddy=" << dY.ld() << " offset_bytes=" << offset
+                          << " index=" << index_name(index_of<I>::value) << " seed=" << s << ": " << fault;
+            return;
+          }
 #endif
         }
         const std::string ctx = what + " sddmm dtype=" + dtype_name(dt) + " F=" + std::to_string(F) +
@@ -390,8 +425,16 @@ TEST(SpmmValidation, BadArgumentsNameTheProblem) {
       [&] { spmm(SpmmArgs<int32_t>{g.view(), nullptr, X.view(), Y.view()}, cpu, "cuda.csr.warp_row"); },
       "cannot run");
 #endif
+  DenseView inside_element = X.view();  // a pointer into the middle of a float
+  inside_element.data = static_cast<char*>(inside_element.data) + 1;
+  inside_element.rows = 3, inside_element.cols = 3;
+  expect_error_containing([&] { spmm(SpmmArgs<int32_t>{g.view(), nullptr, inside_element, Ynarrow.view()}, cpu); },
+                          "not aligned");
   SddmmArgs<int32_t> sd{g.view(), Y.view(), X.view(), nullptr};
   expect_error_containing([&] { sddmm(sd, cpu); }, "dw is null");
+  std::vector<float> dw(8);
+  sd.dw = reinterpret_cast<char*>(dw.data()) + 2;
+  expect_error_containing([&] { sddmm(sd, cpu); }, "dw 0x");
 }
 
 TEST(SpmmValidation, ChoiceOrderRequestedEnvHeuristic) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda/ops/spmm_kernels.cuh"
+#include "ops/spmm/alignment.hpp"
 #include "ops/spmm/variants.hpp"
 #include "tessera/core/cuda_check.hpp"
 
@@ -33,7 +34,6 @@ int64_t next_pow2(int64_t v) {
   while (p < v) p <<= 1;
   return p;
 }
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // Rows with more than kLongRow edges are split into chunks of kChunk edges (see RowsParams).
 constexpr int64_t kLongRow = 512;
@@ -151,8 +151,10 @@ template <class T, class I>
 void warp_row_typed(const SpmmArgs<I>& a, const Exec& exec) {
   constexpr int V = kernels::kVec16<T>;
   const int64_t F = a.X.cols;
-  const bool vec = F % V == 0 && a.X.ld % V == 0 && a.Y.ld % V == 0 && aligned16(a.X.data) &&
-                   aligned16(a.Y.data);
+  // 16-byte loads/stores need every row start of X and Y on a 16-byte boundary (actual pointers
+  // and leading dimensions, see ops/spmm/alignment.hpp); anything else takes scalar accesses.
+  static_assert(V * sizeof(T) == 16);
+  const bool vec = vector_path_eligible(a.X, a.Y, 16);
   if (!vec) return launch_nv<T, I, 1, 32>(a, exec, F);  // generic: scalar loads, a warp per row
   const int64_t vectors = F / V;
   const int64_t g = std::clamp<int64_t>(next_pow2(vectors), 8, 32);
@@ -185,8 +187,10 @@ void sddmm_typed(const SddmmArgs<I>& a, const Exec& exec) {
   const int64_t blocks = (warps * 32 + kBlock - 1) / kBlock;
   TESSERA_CHECK(blocks <= INT32_MAX, "sddmm (cuda): too many edges (", a.A.nnz, ")");
   if (blocks == 0) return;
-  const bool vec = F % V == 0 && a.X.ld % V == 0 && a.dY.ld % V == 0 && aligned16(a.X.data) &&
-                   aligned16(a.dY.data);
+  static_assert(V * sizeof(T) == 16);
+  const bool vec = vector_path_eligible(a.X, a.dY, 16);  // see warp_row_typed
+  TESSERA_CHECK(reinterpret_cast<uintptr_t>(a.dw) % sizeof(W) == 0, "sddmm (cuda): dw is not aligned to ",
+                sizeof(W), " bytes");
   auto* dw = static_cast<W*>(a.dw);
   const auto* dY = static_cast<const T*>(a.dY.data);
   const auto* X = static_cast<const T*>(a.X.data);

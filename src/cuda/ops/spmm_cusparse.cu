@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cuda/ops/spmm_kernels.cuh"
+#include "ops/spmm/alignment.hpp"
 #include "ops/spmm/variants.hpp"
 #include "tessera/core/cuda_check.hpp"
 
@@ -159,6 +160,55 @@ void* weights_for(const SpmmArgs<I>& a, DeviceBuffer& buf, bool& ready, cudaStre
   return buf.ptr;
 }
 
+// cuSPARSE 12's row-major SpMM kernels use vector accesses on the dense rows and fault with
+// cudaErrorMisalignedAddress (asynchronously, inside the library) when a row of B or C does not
+// start on a 16-byte boundary: ld * sizeof(T) % 16 != 0 (e.g. width 1/3/5 contiguous float
+// matrices, or strided views) or an offset base pointer. Such operands are staged through a
+// scratch copy with an aligned leading dimension; C is copied back with cudaMemcpy2DAsync, which
+// writes only the `cols` columns of each row (the caller's padding stays untouched).
+constexpr size_t kCusparseRowAlign = 16;
+
+struct StagedDense {
+  DenseView view;                  // what cuSPARSE sees
+  std::unique_ptr<Scratch> buf;    // set when staged
+  bool staged() const { return buf != nullptr; }
+};
+
+StagedDense stage(const DenseView& v, bool copy_in, const Exec& exec, cudaStream_t s) {
+  StagedDense out{v, nullptr};
+  if (rows_vector_aligned(v, kCusparseRowAlign)) return out;
+  const size_t es = dtype_size(v.dtype);
+  out.view.ld = aligned_ld(v.cols, es, kCusparseRowAlign);
+  out.buf = std::make_unique<Scratch>(exec, std::max<size_t>(1, size_t(std::max<int64_t>(v.rows, 1)) *
+                                                                    size_t(out.view.ld) * es));
+  out.view.data = out.buf->get();
+  TESSERA_CHECK(rows_vector_aligned(out.view, kCusparseRowAlign),
+                "spmm (cuda.cusparse): scratch allocation is not 16-byte aligned");
+  if (copy_in && v.rows > 0 && v.cols > 0)
+    TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(out.view.data, size_t(out.view.ld) * es, v.data, size_t(v.ld) * es,
+                                         size_t(v.cols) * es, size_t(v.rows), cudaMemcpyDeviceToDevice, s));
+  return out;
+}
+
+void unstage(const StagedDense& st, const DenseView& dst, cudaStream_t s) {
+  if (!st.staged() || dst.rows == 0 || dst.cols == 0) return;
+  const size_t es = dtype_size(dst.dtype);
+  TESSERA_CUDA_CHECK(cudaMemcpy2DAsync(dst.data, size_t(dst.ld) * es, st.view.data, size_t(st.view.ld) * es,
+                                       size_t(dst.cols) * es, size_t(dst.rows), cudaMemcpyDeviceToDevice, s));
+}
+
+// The CSR arrays get the same treatment: a 16-byte aligned per-call copy when a caller passes an
+// offset pointer (a sliced tensor). Our own allocations (cudaMalloc / pool) are always aligned.
+template <class P>
+P* aligned_array(P* p, size_t bytes, std::unique_ptr<Scratch>& keep, const Exec& exec, cudaStream_t s) {
+  if (!p || bytes == 0 || reinterpret_cast<uintptr_t>(p) % kCusparseRowAlign == 0) return p;
+  keep = std::make_unique<Scratch>(exec, bytes);
+  TESSERA_CHECK(reinterpret_cast<uintptr_t>(keep->get()) % kCusparseRowAlign == 0,
+                "spmm (cuda.cusparse): scratch allocation is not 16-byte aligned");
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(keep->get(), p, bytes, cudaMemcpyDeviceToDevice, s));
+  return static_cast<P*>(keep->get());
+}
+
 struct Scalars {
   double d1 = 1, d0 = 0;
   float f1 = 1, f0 = 0;
@@ -191,6 +241,20 @@ cusparseSpMMAlg_t pick_algorithm(cusparseHandle_t h, cusparseSpMatDescr_t mat, c
     if (st != CUSPARSE_STATUS_SUCCESS) {
       rejected += std::string(" alg ") + std::to_string(int(alg)) + ": " + cusparseGetErrorName(st);
       continue;
+    }
+    // Once per graph and width: wait for the warm-up so an asynchronous fault inside cuSPARSE is
+    // reported with the algorithm and the operand shapes (it is sticky: nothing can follow it).
+    if (const cudaError_t err = cudaStreamSynchronize(s); err != cudaSuccess) {
+      int64_t rows = 0, cols = 0, ld = 0;
+      void* p = nullptr;
+      cudaDataType dt{};
+      cusparseOrder_t order{};
+      cusparseDnMatGet(B.d, &rows, &cols, &ld, &p, &dt, &order);
+      cudaEventDestroy(e0);
+      cudaEventDestroy(e1);
+      fail("spmm (cuda.cusparse): CUDA error ", cudaGetErrorName(err), " (", cudaGetErrorString(err),
+           ") in cusparseSpMM with algorithm ", int(alg), " (X ", rows, " x ", cols, ", ld ", ld, ", data ", p,
+           ")");
     }
     TESSERA_CUDA_CHECK(cudaEventRecord(e0, s));
     constexpr int kReps = 3;
@@ -242,21 +306,27 @@ void spmm_cusparse(const SpmmArgs<I>& a, const Exec& exec) {
   const cudaStream_t s = cuda_stream(exec.stream);
   cusparseHandle_t h = handle_for(exec.device.index);
   TESSERA_CUSPARSE_CHECK(cusparseSetStream(h, s));
-  const DnMat B(a.X), C(a.Y);
+  // Staged copies (when rows are not 16-byte aligned) live until the end of this call; their
+  // stream-ordered release is safe with the SpMM still queued on `s`.
+  const StagedDense Xs = stage(a.X, true, exec, s), Ys = stage(a.Y, false, exec, s);
+  const DnMat B(Xs.view), C(Ys.view);
   const cudaDataType vt = value_type(a.X.dtype);
-  auto* rowptr = const_cast<I*>(a.A.rowptr);
-  auto* col = const_cast<I*>(a.A.col);
+  std::unique_ptr<Scratch> rowptr_copy, col_copy, weights_copy;
+  auto* rowptr = aligned_array(const_cast<I*>(a.A.rowptr), size_t(a.A.rows + 1) * sizeof(I), rowptr_copy, exec, s);
+  auto* col = aligned_array(const_cast<I*>(a.A.col), size_t(a.A.nnz) * sizeof(I), col_copy, exec, s);
+  const size_t weight_bytes = size_t(a.A.nnz) * (a.X.dtype == DType::f64 ? 8 : 4);
 
   if (a.A.id == 0) {  // anonymous graph: nothing is cached
     DeviceBuffer weights;
     bool ready = false;
-    void* w = weights_for(a, weights, ready, s);
+    void* w = aligned_array(weights_for(a, weights, ready, s), weight_bytes, weights_copy, exec, s);
     cusparseSpMatDescr_t mat = nullptr;
     TESSERA_CUSPARSE_CHECK(cusparseCreateCsr(&mat, a.A.rows, a.A.cols, a.A.nnz, rowptr, col, w, index_type<I>(),
                                              index_type<I>(), CUSPARSE_INDEX_BASE_ZERO, vt));
     std::unique_ptr<std::remove_pointer_t<cusparseSpMatDescr_t>, void (*)(cusparseSpMatDescr_t)> guard(
         mat, [](cusparseSpMatDescr_t m) { cusparseDestroySpMat(m); });
     run_spmm(h, mat, B, C, a.X.dtype, CUSPARSE_SPMM_ALG_DEFAULT, nullptr, exec);
+    unstage(Ys, a.Y, s);
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));  // `weights` is freed at scope exit
     return;
   }
@@ -265,7 +335,7 @@ void spmm_cusparse(const SpmmArgs<I>& a, const Exec& exec) {
   std::shared_ptr<Entry> e = cache().get(key);
   std::lock_guard<std::mutex> lock(e->mu);
   const bool fresh = e->mat == nullptr;
-  void* w = weights_for(a, e->weights, e->weights_ready, s);
+  void* w = aligned_array(weights_for(a, e->weights, e->weights_ready, s), weight_bytes, weights_copy, exec, s);
   if (fresh)
     TESSERA_CUSPARSE_CHECK(cusparseCreateCsr(&e->mat, a.A.rows, a.A.cols, a.A.nnz, rowptr, col, w, index_type<I>(),
                                              index_type<I>(), CUSPARSE_INDEX_BASE_ZERO, vt));
@@ -275,6 +345,7 @@ void spmm_cusparse(const SpmmArgs<I>& a, const Exec& exec) {
   if (it == e->alg_by_width.end())
     it = e->alg_by_width.emplace(a.X.cols, pick_algorithm(h, e->mat, B, C, a.X.dtype, e->workspace, s)).first;
   run_spmm(h, e->mat, B, C, a.X.dtype, it->second, &e->workspace, exec);
+  unstage(Ys, a.Y, s);
 }
 
 void cusparse_cache_clear() { cache().clear(); }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <mutex>
 
@@ -35,6 +36,10 @@ void check_dense(const char* op, const char* name, const DenseView& v, int64_t r
   TESSERA_CHECK(v.ld >= v.cols && v.ld >= 0, op, ": ", name, " leading dimension ", v.ld,
                 " is smaller than its width ", v.cols);
   TESSERA_CHECK(v.data || v.rows == 0 || v.cols == 0, op, ": ", name, " data is null");
+  // Every backend reads whole elements; a pointer inside an element is a caller bug (and a
+  // misaligned-address fault on the GPU), never something to vectorize around.
+  TESSERA_CHECK(reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype) == 0, op, ": ", name, " data ",
+                v.data, " is not aligned to its ", dtype_size(v.dtype), "-byte elements");
   TESSERA_CHECK(same_device(v.device, dev), op, ": ", name, " is on ", v.device.str(), " but A is on ",
                 dev.str());
 }
@@ -163,6 +168,9 @@ void validate_spmm(const SpmmArgs<I>& a, const Exec& exec) {
   TESSERA_CHECK(a.X.dtype == a.Y.dtype, "spmm: X is ", dtype_name(a.X.dtype), " but Y is ",
                 dtype_name(a.Y.dtype));
   TESSERA_CHECK(!overlaps(a.X, a.Y), "spmm: Y overlaps X (in-place SpMM is not supported)");
+  const size_t ws = a.X.dtype == DType::f64 ? 8 : 4;  // accumulation type of the explicit weights
+  TESSERA_CHECK(reinterpret_cast<uintptr_t>(a.values) % ws == 0, "spmm: values ", a.values,
+                " is not aligned to its ", ws, "-byte elements");
 }
 
 template <class I>
@@ -174,6 +182,9 @@ void validate_sddmm(const SddmmArgs<I>& a, const Exec& exec) {
   TESSERA_CHECK(a.X.dtype == a.dY.dtype, "sddmm: X is ", dtype_name(a.X.dtype), " but dY is ",
                 dtype_name(a.dY.dtype));
   TESSERA_CHECK(a.dw || a.A.nnz == 0, "sddmm: dw is null but A has ", a.A.nnz, " entries");
+  const size_t ws = a.X.dtype == DType::f64 ? 8 : 4;
+  TESSERA_CHECK(reinterpret_cast<uintptr_t>(a.dw) % ws == 0, "sddmm: dw ", a.dw, " is not aligned to its ", ws,
+                "-byte elements");
 }
 
 template <class I>
