@@ -194,12 +194,15 @@ class MarginalizedGraphKernel:
     def __call__(self, X: Sequence[LabeledGraph], Y: Optional[Sequence[LabeledGraph]] = None,
                  eval_gradient: bool = False):
         """Gram matrix K[i, j] = k(X[i], Y[j]) (Y defaults to X: symmetric, i <= j solved).
-        With eval_gradient, also dK of shape [len(X), len(Y), len(hyperparameter_names)]."""
+        With eval_gradient, also dK of shape [len(X), len(Y), len(hyperparameter_names)] (computed
+        on the CPU whatever `device` says: the CUDA backend has no adjoint solve)."""
         x = _pack(X)
         y = [] if Y is None else _pack(Y)
+        # The adjoint (gradient) solve exists on the CPU backend only: gradients are computed there.
+        device = "cpu" if eval_gradient else self.device
         K, grad, iters, stats = _ops.graph_kernel_gram(
             x, y, self.node_kernel, self.edge_kernel, self.q, self.lmin, self.normalize, self.dtype,
-            self.device, self.tol, self.max_iter, bool(eval_gradient))
+            device, self.tol, self.max_iter, bool(eval_gradient))
         self.last_iterations = iters
         names = ("pairs", "converged", "max_iterations", "mean_iterations", "max_residual", "seconds",
                  "matvec_flops")

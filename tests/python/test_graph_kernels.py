@@ -180,3 +180,14 @@ def test_mutag_subset_matches_numpy_and_cli(tmp_path):
     subprocess.run([cli, "kernel", folder, "--output", str(out), "--limit", str(limit), "--q", "0.05"],
                    check=True, capture_output=True)
     np.testing.assert_allclose(K, np.load(out), rtol=1e-10)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_matches_cpu(seed):
+    rng = np.random.default_rng(seed)
+    graphs = [random_graph(rng, int(n)) for n in rng.integers(1, 40, 10)]
+    args = dict(node_kernel=TensorProduct(KroneckerDelta(0.4), SquareExponential(1.5)),
+                edge_kernel=KroneckerDelta(0.3), q=0.05)
+    cpu = MarginalizedGraphKernel(**args)(graphs)
+    np.testing.assert_allclose(MarginalizedGraphKernel(device="cuda", **args)(graphs), cpu, rtol=1e-9)
+    np.testing.assert_allclose(MarginalizedGraphKernel(device="cuda", dtype="float32", **args)(graphs), cpu, rtol=1e-5)
