@@ -36,6 +36,8 @@ if [ -d "$DEPS/debs" ]; then
   # zlib comes from the system (a shared object); the carried package only supplies headers.
   rm -f "$DEPS/root/usr/lib/x86_64-linux-gnu/libz.a" "$DEPS/root/usr/lib/x86_64-linux-gnu/libz.so"
 fi
+# Data sets carried along (../shared does not travel): tests and benchmarks read TESSERA_SHARED_DATA.
+[ -d "$DEPS/data" ] && export TESSERA_SHARED_DATA="$DEPS/data"
 export LD_LIBRARY_PATH="$DEPS/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
 { echo "date: $(date -u +%FT%TZ)"; echo "commit: $(git rev-parse --verify -q HEAD 2>/dev/null || cat "$DEPS/COMMIT" 2>/dev/null || echo unknown)";
