@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 grep -qx '/.carry/' .git/info/exclude 2>/dev/null || echo '/.carry/' >> .git/info/exclude
 mkdir -p .carry/debs .carry/data
 for d in mutag ptc_mr enzymes proteins nci1 cora pubmed citeseer; do
-  [ -d ../shared/data/$d ] && cp -r ../shared/data/$d .carry/data/
+  if [ -d "../shared/data/$d" ]; then cp -r "../shared/data/$d" .carry/data/; fi
 done
 (cd .carry/debs && apt-get download libmetis5 libmetis-dev zlib1g-dev libcli11-dev nlohmann-json3-dev)
 rm -rf .carry/googletest && cp -r /usr/src/googletest .carry/googletest
