@@ -17,6 +17,24 @@ STAGES=("$@")
 # Only named benchmarks when BENCHES is set (space-separated basenames without extension).
 want() { local s; for s in "${STAGES[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 SUMMARY=()
+COMMIT=$(git rev-parse --verify -q HEAD 2>/dev/null || cat "${TESSERA_CARRY:-$ROOT/.carry}/COMMIT" 2>/dev/null || echo unknown)
+# Every benchmark JSON carries date, commit, device and the command that produced it.
+stamp_json() {  # stamp_json FILE COMMAND...
+  local f=$1; shift
+  [ -f "$f" ] || return 0
+  python3 - "$f" "$COMMIT" "$*" <<'PY'
+import json, sys, datetime, subprocess
+path, commit, command = sys.argv[1:4]
+d = json.load(open(path))
+if isinstance(d, dict):
+    dev = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    d.setdefault("date", datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    d.setdefault("commit", commit)
+    d.setdefault("device", dev)
+    d.setdefault("command", command)
+    json.dump(d, open(path, "w"), indent=1)
+PY
+}
 stage() {  # stage NAME TIMEOUT CMD...: runs with a time limit, logs, records the outcome
   local name=$1 limit=$2; shift 2
   local t0=$(date +%s)
@@ -94,6 +112,7 @@ if want bench; then
     n=$(basename "$b")
     [ -n "${BENCHES:-}" ] && [[ " $BENCHES " != *" $n "* ]] && continue
     stage "$n" "${BENCH_LIMIT:-240}" "$b" --json "$OUT/json/$n.json"
+    stamp_json "$OUT/json/$n.json" "$b" --json "$n.json"
   done
   export TESSERA_LIBRARY="$ROOT/$BUILD/src/torch/libtessera_torch.so" PYTHONPATH="$ROOT/python"
   for b in bench/*_bench.py; do
@@ -102,6 +121,7 @@ if want bench; then
     n=$(basename "$b" .py)
     [ -n "${BENCHES:-}" ] && [[ " $BENCHES " != *" $n "* ]] && continue
     stage "$n" "${BENCH_LIMIT:-240}" python3 "$b" --json "$OUT/json/$n.json"
+    stamp_json "$OUT/json/$n.json" python3 "$b" --json "$n.json"
   done
 fi
 
