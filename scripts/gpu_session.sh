@@ -94,7 +94,7 @@ fi
 if want sanitize; then
   # memcheck and racecheck on every CUDA test, one process each; TESSERA_TEST_SMALL lets tests shrink.
   export TESSERA_TEST_SMALL=1
-  cuda_tests=$("$T" --gtest_list_tests --gtest_filter='*Cuda*' | awk '/^[^ ]/{s=$1} /^  /{print s $1}')
+  cuda_tests=$("$T" --gtest_list_tests --gtest_filter="${SANITIZE_FILTER:-*Cuda*}" | awk '/^[^ ]/{s=$1} /^  /{print s $1}')
   for tool in memcheck racecheck; do
     for t in $cuda_tests; do
       stage "$tool:$t" "${SANITIZE_LIMIT:-120}" compute-sanitizer --tool "$tool" --error-exitcode 9 "$T" --gtest_filter="$t"
