@@ -9,6 +9,7 @@
 // run in a later launch with fewer, larger slices, so memory is bounded by a budget rather than
 // by (largest graph)^2 x blocks.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kernels/batch.hpp"
@@ -69,18 +70,20 @@ __device__ double block_sum(double v, double* red, double* bcast) {
   return *bcast;
 }
 
-// out = W in over all output blocks of the pair (warps stride over blocks).
+// out = W in over the output blocks first, first + stride, ... of the pair: the warps of one
+// block (first = warp, stride = kWarps) or every warp of the grid (the large-pair path).
 template <class T>
 __device__ void matvec_w(const DevData& d, const DevGraph& g1, const DevGraph& g2, const T* __restrict__ tab,
-                         const T* __restrict__ in, T* __restrict__ out, Shared<T>& sh) {
+                         const T* __restrict__ in, T* __restrict__ out, Shared<T>& sh, int64_t first,
+                         int64_t stride) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int B2 = g2.blocks;
-  const int nblk = g1.blocks * B2;
+  const int64_t nblk = int64_t(g1.blocks) * B2;
   T* sa = sh.a[warp];
   T* sb = sh.b[warp];
   T* acc = sh.acc[warp];
-  for (int ob = warp; ob < nblk; ob += kWarps) {
-    const int I = ob / B2, I2 = ob % B2;
+  for (int64_t ob = first; ob < nblk; ob += stride) {
+    const int I = int(ob / B2), I2 = int(ob % B2);
     T acc0 = 0, acc1 = 0;
     acc[lane] = 0;
     acc[lane + 32] = 0;
@@ -198,7 +201,7 @@ __global__ void __launch_bounds__(kThreads) mgk_pcg_kernel(DevData d, BaseKernel
     const double bnorm = sqrt(block_sum(bb, sh.red, &sh.bcast));
     const double lterm = lmin == 1 ? block_sum(lsum, sh.red, &sh.bcast) : 0.0;
     // r0 = b - (diag x0 - W x0) = W x0 since diag x0 = b on valid entries.
-    matvec_w(d, g1, g2, tab, x, r, sh);
+    matvec_w(d, g1, g2, tab, x, r, sh, threadIdx.x >> 5, kWarps);
     __syncthreads();
     double rz = 0, rr = 0;
     for (int64_t k = threadIdx.x; k < size; k += kThreads) {
@@ -211,7 +214,7 @@ __global__ void __launch_bounds__(kThreads) mgk_pcg_kernel(DevData d, BaseKernel
     double res = bnorm > 0 ? sqrt(block_sum(rr, sh.red, &sh.bcast)) / bnorm : 0.0;
     int it = 0;
     while (res > tol && it < max_iter) {
-      matvec_w(d, g1, g2, tab, p, Ap, sh);
+      matvec_w(d, g1, g2, tab, p, Ap, sh, threadIdx.x >> 5, kWarps);
       __syncthreads();
       double pAp = 0;
       for (int64_t k = threadIdx.x; k < size; k += kThreads) {
@@ -251,6 +254,184 @@ __global__ void __launch_bounds__(kThreads) mgk_pcg_kernel(DevData d, BaseKernel
     }
     __syncthreads();
   }
+}
+
+
+// ---- Large pairs: one pair over the whole grid --------------------------------------------------
+// A pair of 3000-node graphs has ~1.4e5 product blocks; one block of 8 warps would take seconds
+// per pair. Such pairs are solved one at a time by a sequence of grid-wide kernels (mat-vec over
+// all warps of the grid, then vector updates with atomic reductions into `LargeScalars`); the
+// host reads the residual after each iteration. Scratch is 5 product vectors of that one pair.
+struct LargeScalars {
+  double bb, lsum, rz[2], pAp, rr, xs;
+};
+
+// Block reduction of v, one atomicAdd per block into *dst.
+__device__ void block_add(double v, double* dst, double* red) {
+  for (int o = 16; o; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double s = 0;
+    for (int w = 0; w < kWarps; ++w) s += red[w];
+    atomicAdd(dst, s);
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) large_init(DevData d, BaseKernelView kv, DevGraph g1, DevGraph g2,
+                                                       T* x, T* dg, double s, LargeScalars* sc) {
+  __shared__ double red[kWarps];
+  const int64_t size = int64_t(g1.blocks) * g2.blocks * 64;
+  double bb = 0, lsum = 0;
+  for (int64_t k = blockIdx.x * int64_t(kThreads) + threadIdx.x; k < size; k += int64_t(gridDim.x) * kThreads) {
+    const int64_t blk = k >> 6;
+    const int i = int(blk / g2.blocks) * 8 + int((k >> 3) & 7), j = int(blk % g2.blocks) * 8 + int(k & 7);
+    if (i < g1.n && j < g2.n) {
+      const int ni = g1.node + i, nj = g2.node + j;
+      const double v = kv.eval(d.node_label[ni], d.node_attr + int64_t(ni) * d.attr_dim, d.node_label[nj],
+                               d.node_attr + int64_t(nj) * d.attr_dim, d.attr_dim);
+      const double vc = v > 1e-30 ? v : 1e-30;
+      const double D = d.degree[ni] * d.degree[nj] * s;
+      dg[k] = T(D / vc);
+      x[k] = T(vc);
+      bb += D * D;
+      lsum += v;
+    } else {
+      dg[k] = T(1);
+      x[k] = T(0);
+    }
+  }
+  block_add(bb, &sc->bb, red);
+  __syncthreads();
+  block_add(lsum, &sc->lsum, red);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) large_matvec(DevData d, DevGraph g1, DevGraph g2, const T* tab,
+                                                         const T* in, T* out) {
+  __shared__ Shared<T> sh;
+  const int64_t warps = int64_t(gridDim.x) * kWarps;
+  matvec_w(d, g1, g2, tab, in, out, sh, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), warps);
+}
+
+// After r = W x0: p = r / diag, rz[0] = r.z, rr = r.r.
+template <class T>
+__global__ void __launch_bounds__(kThreads) large_start(int64_t size, const T* r, const T* dg, T* p, LargeScalars* sc) {
+  __shared__ double red[kWarps];
+  double rz = 0, rr = 0;
+  for (int64_t k = blockIdx.x * int64_t(kThreads) + threadIdx.x; k < size; k += int64_t(gridDim.x) * kThreads) {
+    const T z = r[k] / dg[k];
+    p[k] = z;
+    rz += double(r[k]) * double(z);
+    rr += double(r[k]) * double(r[k]);
+  }
+  block_add(rz, &sc->rz[0], red);
+  __syncthreads();
+  block_add(rr, &sc->rr, red);
+}
+
+// Ap = diag p - W p (W p is in Ap on entry), pAp += p.Ap.
+template <class T>
+__global__ void __launch_bounds__(kThreads) large_apply(int64_t size, const T* p, const T* dg, T* Ap, LargeScalars* sc) {
+  __shared__ double red[kWarps];
+  double pAp = 0;
+  for (int64_t k = blockIdx.x * int64_t(kThreads) + threadIdx.x; k < size; k += int64_t(gridDim.x) * kThreads) {
+    const T a = dg[k] * p[k] - Ap[k];
+    Ap[k] = a;
+    pAp += double(p[k]) * double(a);
+  }
+  block_add(pAp, &sc->pAp, red);
+}
+
+// x += alpha p, r -= alpha Ap with alpha = rz[cur] / pAp; rz[1-cur] = r.z, rr = r.r.
+template <class T>
+__global__ void __launch_bounds__(kThreads) large_update(int64_t size, const T* p, const T* Ap, const T* dg, T* x,
+                                                         T* r, int cur, LargeScalars* sc) {
+  __shared__ double red[kWarps];
+  const T alpha = T(sc->pAp > 0 ? sc->rz[cur] / sc->pAp : 0.0);
+  double rz = 0, rr = 0;
+  for (int64_t k = blockIdx.x * int64_t(kThreads) + threadIdx.x; k < size; k += int64_t(gridDim.x) * kThreads) {
+    x[k] += alpha * p[k];
+    const T rk = r[k] - alpha * Ap[k];
+    r[k] = rk;
+    rz += double(rk) * double(rk / dg[k]);
+    rr += double(rk) * double(rk);
+  }
+  block_add(rz, &sc->rz[1 - cur], red);
+  __syncthreads();
+  block_add(rr, &sc->rr, red);
+}
+
+// p = z + beta p, beta = rz[1-cur] / rz[cur].
+template <class T>
+__global__ void __launch_bounds__(kThreads) large_direction(int64_t size, const T* r, const T* dg, T* p, int cur,
+                                                            const LargeScalars* sc) {
+  const T beta = T(sc->rz[1 - cur] / sc->rz[cur]);
+  for (int64_t k = blockIdx.x * int64_t(kThreads) + threadIdx.x; k < size; k += int64_t(gridDim.x) * kThreads)
+    p[k] = r[k] / dg[k] + beta * p[k];
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) large_sum(int64_t size, const T* x, LargeScalars* sc) {
+  __shared__ double red[kWarps];
+  double xs = 0;
+  for (int64_t k = blockIdx.x * int64_t(kThreads) + threadIdx.x; k < size; k += int64_t(gridDim.x) * kThreads)
+    xs += double(x[k]);
+  block_add(xs, &sc->xs, red);
+}
+
+// Solves one pair with the whole grid; fills `o` (status 1 converged, 0 not).
+template <class T>
+void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph& g1, const DevGraph& g2, const T* tab,
+                      const Options& opt, const Exec& exec, cudaStream_t st, int grid, DevOut& o) {
+  const int64_t size = int64_t(g1.blocks) * g2.blocks * 64;
+  Scratch work(exec, size_t(size) * 5 * sizeof(T));
+  Scratch scal(exec, sizeof(LargeScalars));
+  T *x = work.as<T>(), *r = x + size, *p = r + size, *Ap = p + size, *dg = Ap + size;
+  auto* sc = scal.as<LargeScalars>();
+  TESSERA_CUDA_CHECK(cudaMemsetAsync(sc, 0, sizeof(LargeScalars), st));
+  const double q = opt.q, tol = opt.tolerance();
+  const int vgrid = int(std::min<int64_t>(grid, (size + kThreads - 1) / kThreads));
+  large_init<T><<<vgrid, kThreads, 0, st>>>(d, kv, g1, g2, x, dg, 1.0 / ((1 - q) * (1 - q)), sc);
+  TESSERA_CUDA_LAUNCH_CHECK();
+  large_matvec<T><<<grid, kThreads, 0, st>>>(d, g1, g2, tab, x, r);  // r0 = W x0 (diag x0 = b)
+  TESSERA_CUDA_LAUNCH_CHECK();
+  large_start<T><<<vgrid, kThreads, 0, st>>>(size, r, dg, p, sc);
+  TESSERA_CUDA_LAUNCH_CHECK();
+  LargeScalars h{};
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, st));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(st));
+  const double bnorm = std::sqrt(h.bb);
+  double res = bnorm > 0 ? std::sqrt(h.rr) / bnorm : 0.0;
+  int it = 0, cur = 0;
+  while (res > tol && it < opt.max_iter) {
+    // zero pAp, rr and the rz slot this iteration writes
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(&sc->pAp, 0, 2 * sizeof(double), st));
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(&sc->rz[1 - cur], 0, sizeof(double), st));
+    large_matvec<T><<<grid, kThreads, 0, st>>>(d, g1, g2, tab, p, Ap);
+    TESSERA_CUDA_LAUNCH_CHECK();
+    large_apply<T><<<vgrid, kThreads, 0, st>>>(size, p, dg, Ap, sc);
+    TESSERA_CUDA_LAUNCH_CHECK();
+    large_update<T><<<vgrid, kThreads, 0, st>>>(size, p, Ap, dg, x, r, cur, sc);
+    TESSERA_CUDA_LAUNCH_CHECK();
+    large_direction<T><<<vgrid, kThreads, 0, st>>>(size, r, dg, p, cur, sc);
+    TESSERA_CUDA_LAUNCH_CHECK();
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, st));
+    TESSERA_CUDA_CHECK(cudaStreamSynchronize(st));
+    if (!(h.pAp > 0)) break;  // as the one-block solver: breakdown ends the iteration (not converged)
+    cur = 1 - cur;
+    ++it;
+    res = std::sqrt(h.rr) / bnorm;
+  }
+  large_sum<T><<<vgrid, kThreads, 0, st>>>(size, x, sc);
+  TESSERA_CUDA_LAUNCH_CHECK();
+  TESSERA_CUDA_CHECK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, st));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(st));
+  o.value = opt.start * opt.start * (h.xs - (opt.lmin == 1 ? h.lsum : 0.0));
+  o.residual = res;
+  o.iterations = it;
+  o.status = res <= tol ? 1 : 0;
 }
 
 template <class V>
@@ -296,10 +477,17 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
     node_attr.insert(node_attr.end(), g->node_attr.begin(), g->node_attr.end());
   }
   nz_ptr.push_back(int32_t(weight.size()));  // unused sentinel
+  // Pairs of more than kLargeBlocks product blocks go to the grid-wide path (solve_large_pair);
+  // the persistent kernel skips them (their status is set before it runs).
+  constexpr int64_t kLargeBlocks = 4096;
+  auto product_blocks = [&](const PairJob& j) { return int64_t(graphs[size_t(j.a)].blocks) * graphs[size_t(j.b)].blocks; };
   std::vector<PairJob> djobs = jobs;
-  for (auto& j : djobs) {
+  std::vector<size_t> large;
+  for (size_t k = 0; k < djobs.size(); ++k) {
+    auto& j = djobs[k];
     j.b += right_off;
-    max_size = std::max<int64_t>(max_size, int64_t(graphs[size_t(j.a)].blocks) * graphs[size_t(j.b)].blocks * 64);
+    if (product_blocks(j) > kLargeBlocks) large.push_back(k);
+    else max_size = std::max<int64_t>(max_size, product_blocks(j) * 64);
   }
   const std::vector<T> tab(in.table->value.begin(), in.table->value.end());
   auto bytes = [](const auto& v) { return std::max<size_t>(1, v.size() * sizeof(v[0])); };
@@ -315,20 +503,26 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
   const T* dtab = upload(tab, s_tab, st);
   const PairJob* dj = upload(djobs, s_jobs, st);
   std::vector<DevOut> hout(jobs.size(), DevOut{0, 0, 0, -1});
+  int sms = 0, per_sm = 0;
+  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, opt.device.index));
+  TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mgk_pcg_kernel<T>, kThreads, 0));
+  const int full_grid = std::max(1, sms * std::max(1, per_sm));
+  const BaseKernelView kv = opt.node_kernel.view();
+  for (size_t l = 0; l < large.size(); ++l) {
+    const auto& j = djobs[large[l]];
+    solve_large_pair<T>(d, kv, graphs[size_t(j.a)], graphs[size_t(j.b)], dtab, opt, exec, st, full_grid, hout[large[l]]);
+    if (opt.progress) opt.progress(int64_t(l + 1), int64_t(jobs.size()));
+  }
   DevOut* dout = upload(hout, s_out, st);
   // Scratch budget: a quarter of free memory, at most 8 GiB. Slices hold 5 product vectors.
   size_t free_b = 0, total_b = 0;
   TESSERA_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   const size_t budget = std::min<size_t>(free_b / 4, size_t(8) << 30);
-  int sms = 0, per_sm = 0;
-  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, opt.device.index));
-  TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mgk_pcg_kernel<T>, kThreads, 0));
-  const int full_grid = std::max(1, sms * std::max(1, per_sm));
   // Launch with small slices first (all blocks busy), then larger slices for the remaining pairs.
   int64_t cap = std::min<int64_t>(max_size * 5, int64_t(budget / sizeof(T) / size_t(full_grid)));
   cap = std::max<int64_t>(cap, 5 * 64);
-  const BaseKernelView kv = opt.node_kernel.view();
   for (;;) {
+    if (large.size() == jobs.size()) break;  // nothing left for the persistent kernel
     const int64_t grid64 = std::min<int64_t>(full_grid, std::max<int64_t>(1, int64_t(budget / sizeof(T)) / cap));
     const int grid = int(grid64);
     Scratch work(exec, size_t(cap) * size_t(grid) * sizeof(T));
