@@ -6,7 +6,9 @@
 #include <omp.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -74,37 +76,73 @@ std::vector<LabeledGraph> protein_like(int count, int nmin, int nmax, uint64_t s
   return out;
 }
 
-json run_set(const std::string& name, std::vector<LabeledGraph> graphs, Options o, bool gpu, int ref_pairs) {
+using Clock = std::chrono::steady_clock;
+Clock::time_point g_start;
+double g_budget_s = 170;  // whole-run budget: stages that would start after it are skipped
+double g_gpu_pairs_per_s = 0;  // last full-Gram f32 rate, to size later sets to the budget
+double elapsed() { return std::chrono::duration<double>(Clock::now() - g_start).count(); }
+
+json time_gram(const std::vector<LabeledGraph>& graphs, const Options& oo) {
+  const auto t0 = Clock::now();
+  const auto r = MarginalizedGraphKernel(oo).gram(graphs);
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return json{{"graphs", graphs.size()},
+              {"seconds", s},
+              {"solve_seconds", r.stats.seconds},
+              {"pairs", r.stats.pairs},
+              {"pairs_per_second", double(r.stats.pairs) / s},
+              {"mean_iterations", r.stats.mean_iterations},
+              {"max_iterations", r.stats.max_iterations},
+              {"failed", r.stats.failed.size()},
+              {"matvec_gflops", r.stats.matvec_flops / r.stats.seconds * 1e-9},
+              {"share_of_h200_fp32_peak", r.stats.matvec_flops / r.stats.seconds / kH200Fp32Peak}};
+}
+
+// The full Gram matrix on the GPU (f32, then f64 while the budget allows); the CPU on the first
+// `cpu_graphs` graphs only (all of them when the collection is that small), extrapolated to the
+// full pair count and labelled so; GPU over CPU both on that same subset and full-vs-extrapolated.
+json run_set(const std::string& name, std::vector<LabeledGraph> graphs, Options o, bool gpu, int ref_pairs,
+             size_t cpu_graphs) {
   json rec = {{"dataset", name}, {"graphs", graphs.size()}};
-  int64_t nodes = 0;
-  for (const auto& g : graphs) nodes += g.num_nodes();
+  int64_t nodes = 0, max_nodes = 0;
+  for (const auto& g : graphs) {
+    nodes += g.num_nodes();
+    max_nodes = std::max<int64_t>(max_nodes, g.num_nodes());
+  }
   rec["mean_nodes"] = graphs.empty() ? 0.0 : double(nodes) / double(graphs.size());
-  auto one = [&](const Options& oo) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto r = MarginalizedGraphKernel(oo).gram(graphs);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return json{{"seconds", s},
-                {"solve_seconds", r.stats.seconds},
-                {"pairs", r.stats.pairs},
-                {"pairs_per_second", double(r.stats.pairs) / s},
-                {"mean_iterations", r.stats.mean_iterations},
-                {"max_iterations", r.stats.max_iterations},
-                {"failed", r.stats.failed.size()},
-                {"matvec_gflops", r.stats.matvec_flops / r.stats.seconds * 1e-9},
-                {"share_of_h200_fp32_peak", r.stats.matvec_flops / r.stats.seconds / kH200Fp32Peak}};
-  };
+  rec["max_nodes"] = max_nodes;
+  const double full_pairs = double(graphs.size()) * double(graphs.size() + 1) / 2;
+  rec["full_pairs"] = full_pairs;
+  const std::vector<LabeledGraph> subset(graphs.begin(), graphs.begin() + std::ptrdiff_t(std::min(cpu_graphs, graphs.size())));
   o.device = Device{};
-  rec["cpu"] = one(o);
-  rec["cpu"]["threads"] = omp_get_max_threads();
+  o.dtype = DType::f64;
+  rec["cpu_subset"] = time_gram(subset, o);
+  rec["cpu_subset"]["threads"] = omp_get_max_threads();
+  const double cpu_pair_s = rec["cpu_subset"]["seconds"].get<double>() / rec["cpu_subset"]["pairs"].get<double>();
+  rec["cpu_full_seconds_extrapolated"] = cpu_pair_s * full_pairs;
+  rec["cpu_note"] = subset.size() == graphs.size()
+                        ? "CPU (float64, all threads) measured on the full collection"
+                        : "CPU (float64, all threads) measured on the first " + std::to_string(subset.size()) +
+                              " graphs; cpu_full_seconds_extrapolated = measured seconds per pair x full pair count (EXTRAPOLATED)";
   if (gpu) {
     o.device = Device{DeviceKind::cuda, 0};
-    for (DType dt : {DType::f32, DType::f64}) {
-      o.dtype = dt;
-      rec[std::string("cuda_") + dtype_name(dt)] = one(o);
+    o.dtype = DType::f32;
+    rec["cuda_float32_subset"] = time_gram(subset, o);
+    rec["gpu_over_cpu_same_subset_f32"] =
+        rec["cpu_subset"]["seconds"].get<double>() / rec["cuda_float32_subset"]["seconds"].get<double>();
+    rec["cuda_float32"] = time_gram(graphs, o);
+    g_gpu_pairs_per_s = rec["cuda_float32"]["pairs_per_second"].get<double>();
+    rec["gpu_full_over_cpu_extrapolated_f32"] =
+        rec["cpu_full_seconds_extrapolated"].get<double>() / rec["cuda_float32"]["seconds"].get<double>();
+    // f64 only when the f32 run suggests it fits in what is left of the budget (f64 ~2-3x slower).
+    if (elapsed() + 3 * rec["cuda_float32"]["seconds"].get<double>() < g_budget_s) {
+      o.dtype = DType::f64;
+      rec["cuda_float64"] = time_gram(graphs, o);
+    } else {
+      rec["cuda_float64"] = "skipped: would exceed the benchmark time budget";
     }
-    rec["gpu_over_cpu_f32"] = rec["cpu"]["seconds"].get<double>() / rec["cuda_float32"]["seconds"].get<double>();
   }
-  // Dense reference on one core, on small pairs only.
+  // Dense reference (one core) on a sample of small pairs.
   double ref_s = 0;
   int done = 0;
   for (size_t i = 0; i < graphs.size() && done < ref_pairs; ++i) {
@@ -113,34 +151,46 @@ json run_set(const std::string& name, std::vector<LabeledGraph> graphs, Options 
     if (g.num_nodes() * h.num_nodes() > 1600) continue;
     Options ro = o;
     ro.device = Device{};
-    const auto t0 = std::chrono::steady_clock::now();
+    ro.dtype = DType::f64;
+    const auto t0 = Clock::now();
     (void)reference_pair(g, h, ro);
-    ref_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ref_s += std::chrono::duration<double>(Clock::now() - t0).count();
     ++done;
   }
   if (done) {
     rec["dense_reference_pairs_per_second"] = double(done) / ref_s;
-    rec["dense_reference_note"] = "sampled pairs with n*n' <= 1600 (smaller than average: ratio is conservative)";
+    rec["dense_reference_note"] = "one core, sampled pairs with n*n' <= 1600 (smaller than average: ratio is conservative)";
     if (gpu)
       rec["gpu_over_dense_reference"] = rec["cuda_float32"]["pairs_per_second"].get<double>() / (double(done) / ref_s);
   }
+  rec["elapsed_at_end_s"] = elapsed();
   return rec;
+}
+
+std::string default_data_dir() {
+  if (const char* env = std::getenv("TESSERA_SHARED_DATA")) return env;
+  for (const char* c : {"../shared/data", "../../shared/data", "/work/shared/data"})
+    if (std::filesystem::exists(c)) return c;
+  return "../shared/data";
 }
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("graph kernel benchmark");
-  std::string data = "../shared/data", json_path;
+  g_start = Clock::now();
+  CLI::App app("graph kernel benchmark (defaults: TU sets + protein-like graphs, about 3 minutes on an H200)");
+  std::string data = default_data_dir(), json_path;
   std::vector<std::string> sets = {"mutag", "ptc_mr", "enzymes", "proteins", "nci1"};
-  int limit = 0, synth = 16, synth_min = 1000, synth_max = 3000, ref_pairs = 20;
+  int limit = 0, synth = 12, synth_min = 1000, synth_max = 3000, ref_pairs = 20, cpu_graphs = 64;
   double q = 0.05;
-  app.add_option("--data", data, "directory holding the TU collections");
+  app.add_option("--data", data, "directory holding the TU collections (default: $TESSERA_SHARED_DATA, ../shared/data)");
   app.add_option("--sets", sets, "TU collections to run");
   app.add_option("--limit", limit, "use only the first N graphs of each collection (0 = all)");
+  app.add_option("--cpu-graphs", cpu_graphs, "CPU timed on the first N graphs of each set (extrapolated)");
   app.add_option("--synthetic", synth, "number of synthetic protein-like graphs (0 = none)");
   app.add_option("--synthetic-min", synth_min);
   app.add_option("--synthetic-max", synth_max);
   app.add_option("--ref-pairs", ref_pairs, "pairs timed with the dense reference");
+  app.add_option("--budget", g_budget_s, "seconds; optional stages starting later are skipped");
   app.add_option("--q", q);
   app.add_option("--json", json_path, "write the records to this JSON file");
   CLI11_PARSE(app, argc, argv);
@@ -150,28 +200,78 @@ int main(int argc, char** argv) {
   o.node_kernel = BaseKernel::KroneckerDelta(0.5);
   o.edge_kernel = BaseKernel::KroneckerDelta(0.5);
   json records = json::array();
+  json summary = json::object();
+  auto emit = [&](json rec) {
+    std::printf("%s\n", rec.dump().c_str());
+    std::fflush(stdout);
+    records.push_back(std::move(rec));
+  };
   for (const auto& s : sets) {
     const std::string dir = data + "/" + s;
     if (!std::filesystem::exists(dir)) {
       std::fprintf(stderr, "skip %s (not found)\n", dir.c_str());
       continue;
     }
+    if (elapsed() > g_budget_s) {
+      emit(json{{"dataset", s}, {"skipped", "benchmark time budget exhausted"}});
+      continue;
+    }
     auto col = io::read_tu(dir);
     if (limit > 0 && int(col.graphs.size()) > limit) col.graphs.resize(size_t(limit));
-    records.push_back(run_set(s, std::move(col.graphs), o, gpu, ref_pairs));
-    std::printf("%s\n", records.back().dump().c_str());
-    std::fflush(stdout);
+    // Keep the whole run near the budget: a set whose full Gram would take more than a third of
+    // what is left (at the last measured GPU rate) is cut to its first graphs, and says so.
+    size_t keep = col.graphs.size();
+    const double allow = (g_budget_s - elapsed()) / 3;
+    while (gpu && g_gpu_pairs_per_s > 0 && keep > 64 && double(keep) * double(keep + 1) / 2 / g_gpu_pairs_per_s > allow)
+      keep = keep * 9 / 10;
+    const size_t original = col.graphs.size();
+    col.graphs.resize(keep);
+    auto rec = run_set(s, std::move(col.graphs), o, gpu, ref_pairs, size_t(cpu_graphs));
+    if (keep < original) {
+      rec["limited_to_first_graphs"] = keep;
+      rec["note_limit"] = "collection has " + std::to_string(original) + " graphs; cut to fit the time budget";
+    }
+    if (s == "proteins" && gpu) {
+      summary["proteins_full_gram_seconds_cuda_f32"] = rec["cuda_float32"]["seconds"];
+      summary["proteins_target_under_3s_met"] = rec["cuda_float32"]["seconds"].get<double>() < 3.0;
+      summary["proteins_pairs_per_second_cuda_f32"] = rec["cuda_float32"]["pairs_per_second"];
+      summary["proteins_cpu_full_seconds_extrapolated"] = rec["cpu_full_seconds_extrapolated"];
+    }
+    emit(std::move(rec));
   }
-  if (synth > 0) {
-    records.push_back(run_set("protein_like_" + std::to_string(synth_min) + "_" + std::to_string(synth_max),
-                              protein_like(synth, synth_min, synth_max, 7), o, gpu, 0));
-    std::printf("%s\n", records.back().dump().c_str());
+  // 3000-node graphs: does a pair fit (GraphDot runs out of memory here)? Two graphs, 3 pairs.
+  if (gpu && elapsed() < g_budget_s) {
+    Options big = o;
+    big.device = Device{DeviceKind::cuda, 0};
+    const auto gs = protein_like(2, 3000, 3000, 11);
+    json rec = {{"dataset", "protein_like_3000_pair"}};
+    for (DType dt : {DType::f32, DType::f64}) {
+      big.dtype = dt;
+      try {
+        rec[std::string("cuda_") + dtype_name(dt)] = time_gram(gs, big);
+        rec[std::string("fits_in_memory_") + dtype_name(dt)] = true;
+      } catch (const std::exception& e) {
+        rec[std::string("fits_in_memory_") + dtype_name(dt)] = false;
+        rec[std::string("error_") + dtype_name(dt)] = e.what();
+      }
+    }
+    summary["graphs_3000_nodes_fit"] = rec["fits_in_memory_float32"];
+    emit(std::move(rec));
   }
+  if (synth > 0 && elapsed() < g_budget_s) {
+    auto rec = run_set("protein_like_" + std::to_string(synth_min) + "_" + std::to_string(synth_max),
+                       protein_like(synth, synth_min, synth_max, 7), o, gpu, 0, 2);
+    emit(std::move(rec));
+  }
+  summary["total_seconds"] = elapsed();
   json out = {{"benchmark", "graph_kernel"},
               {"device", gpu ? device_name(Device{DeviceKind::cuda, 0}) : device_name(Device{})},
               {"cpu", device_name(Device{})},
+              {"h200_fp32_peak_flops", kH200Fp32Peak},
               {"date", std::time(nullptr)},
+              {"summary", summary},
               {"records", records}};
+  std::printf("summary %s\n", summary.dump().c_str());
   if (!json_path.empty()) {
     const std::string tmp = json_path + ".tmp";
     FILE* f = std::fopen(tmp.c_str(), "w");
