@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "graph_ops.hpp"
+#include "views.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/graph/csr.hpp"
 
@@ -58,7 +59,7 @@ at::ScalarType compact_index_type(int64_t nnz, int64_t rows, int64_t cols) {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> edge_index_to_csr(const at::Tensor& edge_index, int64_t num_rows,
                                                                  int64_t num_cols, bool compact) {
-  TESSERA_CHECK(edge_index.dim() == 2 && edge_index.size(0) == 2,
+  TESSERA_CHECK(edge_index.defined() && edge_index.dim() == 2 && edge_index.size(0) == 2,
                 "edge_index_to_csr: edge_index must have shape [2, E] (row 0 = sources, row 1 = targets), got ",
                 edge_index.sizes());
   TESSERA_CHECK(edge_index.scalar_type() == at::kLong || edge_index.scalar_type() == at::kInt,
@@ -80,8 +81,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> edge_index_to_csr(const at::Tenso
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> csr_transpose(const at::Tensor& rowptr, const at::Tensor& col,
                                                              int64_t num_cols) {
-  TESSERA_CHECK(rowptr.dim() == 1 && rowptr.size(0) >= 1 && col.dim() == 1,
-                "csr_transpose: rowptr must be 1-D (rows + 1) and col 1-D");
+  check_csr_args(rowptr, col, "csr_transpose");
+  TESSERA_CHECK(num_cols >= 0, "csr_transpose: number of columns must be >= 0, got ", num_cols);
   const int64_t rows = rowptr.size(0) - 1;
   const auto row = entry_rows(rowptr, col.size(0));
   const auto c = col.to(at::kLong);
@@ -98,6 +99,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm(const at::Tensor& rowptr
                                                         const c10::optional<at::Tensor>& values, int64_t num_cols,
                                                         const std::string& self_loops, double fill,
                                                         at::ScalarType dtype) {
+  check_csr_args(rowptr, col, "gcn_norm");
+  TESSERA_CHECK(at::isFloatingType(dtype), "gcn_norm: dtype must be a floating type, got ", c10::toString(dtype));
   const int64_t n = rowptr.size(0) - 1;
   TESSERA_CHECK(n == num_cols, "gcn_norm: the graph must be square (nodes x nodes), got ", n, " x ", num_cols);
   TESSERA_CHECK(self_loops == "none" || self_loops == "remaining" || self_loops == "replace" ||

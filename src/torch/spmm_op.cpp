@@ -26,7 +26,10 @@ bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
 at::Tensor spmm_kernel(const at::Tensor& rowptr, const at::Tensor& col, const OptTensor& values,
                        const at::Tensor& x_in, const OptTensor&, const OptTensor&, const OptTensor&,
                        int64_t graph_id, int64_t) {
-  TESSERA_CHECK(x_in.dim() == 2, "spmm: x must be 2-D (nodes x features), got shape ", x_in.sizes());
+  check_csr_args(rowptr, col, "spmm");
+  TESSERA_CHECK(x_in.defined() && x_in.dim() == 2, "spmm: x must be 2-D (nodes x features), got shape ",
+                x_in.sizes());
+  dtype_from(x_in, "spmm: x");
   const at::Tensor x = (x_in.size(1) <= 1 || x_in.stride(1) == 1) ? x_in : x_in.contiguous();
   TorchExec ex(x);
   const Device dev = ex.device();
@@ -50,6 +53,8 @@ at::Tensor spmm_kernel(const at::Tensor& rowptr, const at::Tensor& col, const Op
 
 at::Tensor sddmm_kernel(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& a_in,
                         const at::Tensor& b_in, int64_t graph_id) {
+  check_csr_args(rowptr, col, "sddmm");
+  TESSERA_CHECK(a_in.defined() && b_in.defined(), "sddmm: a and b must be defined");
   const at::Tensor a = a_in.contiguous(), b = b_in.contiguous();
   TESSERA_CHECK(a.dim() == 2 && b.dim() == 2, "sddmm: a and b must be 2-D, got ", a.sizes(), " and ", b.sizes());
   TorchExec ex(a);
@@ -131,6 +136,13 @@ class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
 at::Tensor spmm_autograd(const at::Tensor& rowptr, const at::Tensor& col, const OptTensor& values,
                          const at::Tensor& x, const OptTensor& t_rowptr, const OptTensor& t_col,
                          const OptTensor& t_perm, int64_t graph_id, int64_t t_graph_id) {
+  // Checked before autograd touches anything (values->to, apply) so bad input fails cleanly here.
+  check_csr_args(rowptr, col, "spmm");
+  TESSERA_CHECK(x.defined() && x.dim() == 2, "spmm: x must be 2-D (nodes x features), got shape ", x.sizes());
+  dtype_from(x, "spmm: x");
+  if (has(values))
+    TESSERA_CHECK(values->dim() == 1 && values->size(0) == col.size(0), "spmm: values must be 1-D with one entry per "
+                  "edge (", col.size(0), "), got shape ", values->sizes());
   TESSERA_CHECK(has(t_rowptr) == has(t_col) && has(t_col) == has(t_perm),
                 "spmm: pass all of t_rowptr, t_col, t_perm (a cached transpose) or none");
   CsrArgs g{rowptr, col, has(t_rowptr) ? *t_rowptr : at::Tensor(), has(t_col) ? *t_col : at::Tensor(),

@@ -74,6 +74,18 @@ DenseView dense_view(const at::Tensor& t, const Device& device, const char* op, 
   return v;
 }
 
+void check_csr_args(const at::Tensor& rowptr, const at::Tensor& col, const char* op) {
+  check_defined(rowptr, op, "rowptr");
+  check_defined(col, op, "col");
+  TESSERA_CHECK(rowptr.dim() == 1 && rowptr.size(0) >= 1, op,
+                ": rowptr must be 1-D with rows + 1 >= 1 entries, got shape ", rowptr.sizes());
+  TESSERA_CHECK(col.dim() == 1, op, ": col must be 1-D, got shape ", col.sizes());
+  const auto rt = rowptr.scalar_type(), ct = col.scalar_type();
+  TESSERA_CHECK((rt == at::kInt || rt == at::kLong) && rt == ct, op,
+                ": rowptr and col must share one index type (int32 or int64), got ", c10::toString(rt), " and ",
+                c10::toString(ct));
+}
+
 template <class I>
 CsrView<I> csr_view(const at::Tensor& rowptr, const at::Tensor& col, int64_t cols, const Device& device,
                     const char* op, uint64_t graph_id) {

@@ -44,6 +44,10 @@ template <class I>
 CsrView<I> csr_view(const at::Tensor& rowptr, const at::Tensor& col, int64_t cols, const Device& device,
                     const char* op, uint64_t graph_id = 0);
 
+// The structural checks every op taking (rowptr, col) runs FIRST, before reading sizes or data:
+// both defined, 1-D, rowptr with rows + 1 >= 1 entries, int32/int64 and of one index type.
+void check_csr_args(const at::Tensor& rowptr, const at::Tensor& col, const char* op);
+
 // 1-D contiguous edge values of dtype `dtype`, nnz long, on `device`.
 void check_values(const at::Tensor& v, int64_t nnz, at::ScalarType dtype, const Device& device,
                   const char* op, const char* name);
