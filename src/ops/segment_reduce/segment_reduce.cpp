@@ -99,7 +99,7 @@ tune::Registry<SegmentReduceArgs<I>> make_registry() {
          "plain loops, double accumulation (the oracle)"});
   r.add({"cpu", tune::Backend::cpu, nullptr,
          [](const Args& a, const Exec& e) { detail::segment_reduce_cpu(a, e); },
-         "OpenMP over rows, SIMD over a 64-column feature tile"});
+         "OpenMP over rows, SIMD over a 128-column feature tile"});
 #ifdef TESSERA_WITH_CUDA
   struct Split { const char* name; double q; };
   for (Split s : {Split{"q0.99", 0.99}, Split{"q0.999", 0.999}, Split{"none", 0.0}})
