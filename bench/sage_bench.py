@@ -6,7 +6,9 @@ events) and peak memory of forward+backward (torch.cuda.max_memory_allocated).
 Graphs as in the GCN slice: R-MAT 2^20 deg 16, grid 2^20, clustered 2^16 deg ~200.
 
     python3 bench/sage_bench.py [--graphs rmat,grid,clustered] [--widths 64,128,256,512] [--aggr max]
-Writes bench/results/sage_gpu_<date>.json (or --out PATH).
+Writes bench/results/sage_gpu_<date>.json (or --json PATH). A peer that runs out of GPU memory
+(PyG's forward+backward on R-MAT 2^20 needs ~90 GiB at width 256, so ~180 GiB at 512) is recorded
+as null with its error; tessera's numbers are still measured.
 """
 import argparse
 import datetime
@@ -29,13 +31,31 @@ def peak_mib(fn):
     return (torch.cuda.max_memory_allocated() - base) / 2**20
 
 
+def guarded(rec, key, fn):
+    """rec[key] = fn(), or None (and rec[key + '_error']) when fn runs out of GPU memory."""
+    try:
+        rec[key] = fn()
+    except torch.cuda.OutOfMemoryError as e:
+        rec[key] = None
+        rec[key + "_error"] = "out of memory: " + str(e).splitlines()[0]
+    torch.cuda.empty_cache()
+
+
+def ratio(num, den):
+    return num / den if num is not None and den else None
+
+
+def fmt(v, spec):
+    return format(v, spec) if v is not None else "OOM"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--graphs", default="rmat,grid,clustered")
     p.add_argument("--widths", default="64,128,256,512")
     p.add_argument("--aggr", default="max", choices=["max", "min", "sum", "mean"])
     p.add_argument("--reps", type=int, default=10)
-    p.add_argument("--out", default=None)
+    p.add_argument("--json", "--out", dest="out", default=None, help="output JSON path")
     a = p.parse_args()
     tessera = bc.import_tessera()
     from tessera.graph import Graph
@@ -62,32 +82,32 @@ def main():
             idx = edge_index[1].view(-1, 1).expand(-1, w)
             rec = {"graph": gname, "nodes": n, "edges": int(edge_index.size(1)), "width": w, "aggr": a.aggr}
             with torch.no_grad():
-                rec["diff_vs_pyg"] = (ours(x, graph) - theirs(x, edge_index)).abs().max().item()
+                guarded(rec, "diff_vs_pyg", lambda: (ours(x, graph) - theirs(x, edge_index)).abs().max().item())
                 rec["agg_tessera_ms"] = bc.median_ms_cuda(lambda: segment_reduce(graph, x, a.aggr), reps=a.reps)
-                rec["agg_pyg_ms"] = bc.median_ms_cuda(
+                guarded(rec, "agg_pyg_ms", lambda: bc.median_ms_cuda(
                     lambda: theirs.aggr_module(x.index_select(0, edge_index[0]), edge_index[1], dim_size=n),
-                    reps=a.reps)
-                rec["agg_scatter_reduce_ms"] = bc.median_ms_cuda(
+                    reps=a.reps))
+                guarded(rec, "agg_scatter_reduce_ms", lambda: bc.median_ms_cuda(
                     lambda: torch.zeros_like(x).scatter_reduce(0, idx, x.index_select(0, edge_index[0]), reduce=red,
-                                                               include_self=False), reps=a.reps)
+                                                               include_self=False), reps=a.reps))
                 rec["fwd_tessera_ms"] = bc.median_ms_cuda(lambda: ours(x, graph), reps=a.reps)
-                rec["fwd_pyg_ms"] = bc.median_ms_cuda(lambda: theirs(x, edge_index), reps=a.reps)
+                guarded(rec, "fwd_pyg_ms", lambda: bc.median_ms_cuda(lambda: theirs(x, edge_index), reps=a.reps))
             xg = x.clone().requires_grad_()
             for name, conv, g in (("tessera", ours, graph), ("pyg", theirs, edge_index)):
-                def fb():
+                def fb(conv=conv, g=g):
                     conv.zero_grad(set_to_none=True)
                     xg.grad = None
                     conv(xg, g).backward(gy)
-                rec[f"fwd_bwd_{name}_ms"] = bc.median_ms_cuda(fb, reps=a.reps)
-                rec[f"peak_fwd_bwd_{name}_mib"] = peak_mib(fb)
-            rec["agg_speedup_vs_pyg"] = rec["agg_pyg_ms"] / rec["agg_tessera_ms"]
-            rec["fwd_bwd_speedup_vs_pyg"] = rec["fwd_bwd_pyg_ms"] / rec["fwd_bwd_tessera_ms"]
-            rec["peak_ratio"] = rec["peak_fwd_bwd_tessera_mib"] / max(rec["peak_fwd_bwd_pyg_mib"], 1e-9)
-            print(f"  F={w:4d} agg {rec['agg_tessera_ms']:.3f} ms (PyG {rec['agg_pyg_ms']:.3f}, scatter_reduce "
-                  f"{rec['agg_scatter_reduce_ms']:.3f}) -> {rec['agg_speedup_vs_pyg']:.1f}x; fwd+bwd "
-                  f"{rec['fwd_bwd_tessera_ms']:.2f} vs {rec['fwd_bwd_pyg_ms']:.2f} ms -> "
-                  f"{rec['fwd_bwd_speedup_vs_pyg']:.1f}x; peak {rec['peak_fwd_bwd_tessera_mib']:.0f} vs "
-                  f"{rec['peak_fwd_bwd_pyg_mib']:.0f} MiB; max diff {rec['diff_vs_pyg']:.1e}")
+                guarded(rec, f"fwd_bwd_{name}_ms", lambda: bc.median_ms_cuda(fb, reps=a.reps))
+                guarded(rec, f"peak_fwd_bwd_{name}_mib", lambda: peak_mib(fb))
+            rec["agg_speedup_vs_pyg"] = ratio(rec["agg_pyg_ms"], rec["agg_tessera_ms"])
+            rec["fwd_bwd_speedup_vs_pyg"] = ratio(rec["fwd_bwd_pyg_ms"], rec["fwd_bwd_tessera_ms"])
+            rec["peak_ratio"] = ratio(rec["peak_fwd_bwd_tessera_mib"], rec["peak_fwd_bwd_pyg_mib"])
+            print(f"  F={w:4d} agg {rec['agg_tessera_ms']:.3f} ms (PyG {fmt(rec['agg_pyg_ms'], '.3f')}, scatter_reduce "
+                  f"{fmt(rec['agg_scatter_reduce_ms'], '.3f')}) -> {fmt(rec['agg_speedup_vs_pyg'], '.1f')}x; fwd+bwd "
+                  f"{fmt(rec['fwd_bwd_tessera_ms'], '.2f')} vs {fmt(rec['fwd_bwd_pyg_ms'], '.2f')} ms -> "
+                  f"{fmt(rec['fwd_bwd_speedup_vs_pyg'], '.1f')}x; peak {fmt(rec['peak_fwd_bwd_tessera_mib'], '.0f')} vs "
+                  f"{fmt(rec['peak_fwd_bwd_pyg_mib'], '.0f')} MiB; max diff {fmt(rec['diff_vs_pyg'], '.1e')}", flush=True)
             records.append(rec)
     record = bc.provenance(torch.cuda.get_device_name())
     record.update({"benchmark": "sage_gpu", "results": records})

@@ -5,7 +5,7 @@ run. Forward and forward+backward (w.r.t. x and the weights), medians. Default: 
 with ~1M edges, width 128, aggr max, 2 threads (issue 4's CPU benchmark).
 
     python3 bench/sage_cpu_bench.py [--spec rmat:scale=16,degree=16,seed=1] [--width 128] [--aggr max]
-Writes bench/results/sage_cpu_<date>.json (or --out PATH).
+Writes bench/results/sage_cpu_<date>.json (or --json PATH).
 """
 import argparse
 import datetime
@@ -41,7 +41,7 @@ def main():
     p.add_argument("--aggr", default="max", choices=["max", "min", "sum", "mean"])
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--out", default=None)
+    p.add_argument("--json", "--out", dest="out", default=None, help="output JSON path")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     tessera = bc.import_tessera()
