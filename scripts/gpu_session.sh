@@ -12,6 +12,7 @@ OUT=${OUT:-/tmp/tessera-gpu-out}
 mkdir -p "$OUT/json"
 LOG="$OUT/log.txt"
 BUILD=${BUILD:-build-gpu}
+case "$BUILD" in /*) BUILD_ABS=$BUILD ;; *) BUILD_ABS=$ROOT/$BUILD ;; esac
 STAGES=("$@")
 [ ${#STAGES[@]} -eq 0 ] && STAGES=(build test sanitize pytest bench)
 # Only named benchmarks when BENCHES is set (space-separated basenames without extension).
@@ -103,7 +104,7 @@ if want sanitize; then
   unset TESSERA_TEST_SMALL
 fi
 if want pytest; then
-  export TESSERA_LIBRARY="$ROOT/$BUILD/src/torch/libtessera_torch.so" PYTHONPATH="$ROOT/python"
+  export TESSERA_LIBRARY="$BUILD_ABS/src/torch/libtessera_torch.so" PYTHONPATH="$ROOT/python"
   stage pytest 900 python3 -X faulthandler -m pytest -v -rs tests/python
 fi
 if want bench; then
@@ -114,7 +115,7 @@ if want bench; then
     stage "$n" "${BENCH_LIMIT:-240}" "$b" --json "$OUT/json/$n.json"
     stamp_json "$OUT/json/$n.json" "$b" --json "$n.json"
   done
-  export TESSERA_LIBRARY="$ROOT/$BUILD/src/torch/libtessera_torch.so" PYTHONPATH="$ROOT/python"
+  export TESSERA_LIBRARY="$BUILD_ABS/src/torch/libtessera_torch.so" PYTHONPATH="$ROOT/python"
   for b in bench/*_bench.py; do
     [ -f "$b" ] || continue
     case "$b" in *cpu_bench.py) continue;; esac
