@@ -1,5 +1,6 @@
 // tessera::attention and tessera::attention_backward: schemas, CPU/CUDA kernels (thin calls into
 // ops::attention_forward / ops::attention_backward) and the Autograd kernel.
+#include "boundary.hpp"
 #include "attention_op.hpp"
 
 #include <torch/autograd.h>
@@ -241,17 +242,17 @@ TORCH_LIBRARY_FRAGMENT(tessera, m) {
 }
 
 TORCH_LIBRARY_IMPL(tessera, CPU, m) {
-  m.impl("attention", TORCH_FN(tessera::pt::attention_kernel));
-  m.impl("attention_backward", TORCH_FN(tessera::pt::attention_backward_kernel));
+  m.impl("attention", TESSERA_TORCH_FN(tessera::pt::attention_kernel));
+  m.impl("attention_backward", TESSERA_TORCH_FN(tessera::pt::attention_backward_kernel));
 }
 
 #ifdef TESSERA_TORCH_CUDA
 TORCH_LIBRARY_IMPL(tessera, CUDA, m) {
-  m.impl("attention", TORCH_FN(tessera::pt::attention_kernel));
-  m.impl("attention_backward", TORCH_FN(tessera::pt::attention_backward_kernel));
+  m.impl("attention", TESSERA_TORCH_FN(tessera::pt::attention_kernel));
+  m.impl("attention_backward", TESSERA_TORCH_FN(tessera::pt::attention_backward_kernel));
 }
 #endif
 
 TORCH_LIBRARY_IMPL(tessera, Autograd, m) {
-  m.impl("attention", TORCH_FN(tessera::pt::attention_autograd));
+  m.impl("attention", TESSERA_TORCH_FN(tessera::pt::attention_autograd));
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 
+#include "boundary.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/gen/generators.hpp"
 #include "tessera/io/graph_io.hpp"
@@ -53,7 +54,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tenso
 }  // namespace tessera::pt
 
 TORCH_LIBRARY_FRAGMENT(tessera, m) {
-  m.def("generate_graph(str spec, bool symmetrize=False) -> (Tensor, Tensor)", &tessera::pt::generate_graph);
-  m.def("load_node_dataset(str data) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
-        &tessera::pt::load_node_dataset);
+  m.def("generate_graph(str spec, bool symmetrize=False) -> (Tensor, Tensor)", TESSERA_OP(tessera::pt::generate_graph));
+  m.def("load_node_dataset(str data) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)", TESSERA_OP(tessera::pt::load_node_dataset));
 }

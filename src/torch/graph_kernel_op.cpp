@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "boundary.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/kernels/marginalized.hpp"
 
@@ -175,11 +176,8 @@ std::vector<std::string> graph_kernel_hyperparameter_names(const std::string& no
 TORCH_LIBRARY_FRAGMENT(tessera, m) {
   m.def("graph_kernel_gram(Tensor[] x, Tensor[] y, str node_kernel, str edge_kernel, float q, int lmin, "
         "bool normalize, str dtype, str device, float tol, int max_iter, bool gradient) "
-        "-> (Tensor, Tensor, Tensor, Tensor)",
-        &tessera::pt::graph_kernel_gram);
+        "-> (Tensor, Tensor, Tensor, Tensor)", TESSERA_OP(tessera::pt::graph_kernel_gram));
   m.def("graph_kernel_diag(Tensor[] x, str node_kernel, str edge_kernel, float q, int lmin, bool normalize, "
-        "str dtype, str device, float tol, int max_iter) -> Tensor",
-        &tessera::pt::graph_kernel_diag);
-  m.def("graph_kernel_hyperparameter_names(str node_kernel, str edge_kernel) -> str[]",
-        &tessera::pt::graph_kernel_hyperparameter_names);
+        "str dtype, str device, float tol, int max_iter) -> Tensor", TESSERA_OP(tessera::pt::graph_kernel_diag));
+  m.def("graph_kernel_hyperparameter_names(str node_kernel, str edge_kernel) -> str[]", TESSERA_OP(tessera::pt::graph_kernel_hyperparameter_names));
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 
+#include "boundary.hpp"
 #include "graph_ops.hpp"
 #include "views.hpp"
 #include "tessera/core/error.hpp"
@@ -167,12 +168,9 @@ int64_t new_graph_id_op() { return static_cast<int64_t>(tessera::new_graph_id())
 }  // namespace tessera::pt
 
 TORCH_LIBRARY_FRAGMENT(tessera, m) {
-  m.def("edge_index_to_csr(Tensor edge_index, int num_rows, int num_cols, bool compact=True) -> (Tensor, Tensor, Tensor)",
-        &tessera::pt::edge_index_to_csr);
-  m.def("csr_transpose(Tensor rowptr, Tensor col, int num_cols) -> (Tensor, Tensor, Tensor)",
-        &tessera::pt::csr_transpose);
+  m.def("edge_index_to_csr(Tensor edge_index, int num_rows, int num_cols, bool compact=True) -> (Tensor, Tensor, Tensor)", TESSERA_OP(tessera::pt::edge_index_to_csr));
+  m.def("csr_transpose(Tensor rowptr, Tensor col, int num_cols) -> (Tensor, Tensor, Tensor)", TESSERA_OP(tessera::pt::csr_transpose));
   m.def("gcn_norm(Tensor rowptr, Tensor col, Tensor? values, int num_cols, str self_loops, float fill, "
-        "ScalarType dtype) -> (Tensor, Tensor, Tensor)",
-        &tessera::pt::gcn_norm);
-  m.def("new_graph_id() -> int", &tessera::pt::new_graph_id_op);
+        "ScalarType dtype) -> (Tensor, Tensor, Tensor)", TESSERA_OP(tessera::pt::gcn_norm));
+  m.def("new_graph_id() -> int", TESSERA_OP(tessera::pt::new_graph_id_op));
 }

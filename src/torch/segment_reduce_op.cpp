@@ -1,6 +1,7 @@
 // tessera::segment_reduce and its backward: schemas, CPU/CUDA kernels (thin calls into
 // ops::segment_reduce / ops::segment_reduce_backward through views.hpp) and the Autograd kernel.
 // Laid out like spmm_op.cpp.
+#include "boundary.hpp"
 #include "segment_reduce_op.hpp"
 
 #include <torch/autograd.h>
@@ -133,17 +134,17 @@ TORCH_LIBRARY_FRAGMENT(tessera, m) {
 }
 
 TORCH_LIBRARY_IMPL(tessera, CPU, m) {
-  m.impl("segment_reduce", TORCH_FN(tessera::pt::segment_reduce_kernel));
-  m.impl("segment_reduce_backward", TORCH_FN(tessera::pt::segment_reduce_backward_kernel));
+  m.impl("segment_reduce", TESSERA_TORCH_FN(tessera::pt::segment_reduce_kernel));
+  m.impl("segment_reduce_backward", TESSERA_TORCH_FN(tessera::pt::segment_reduce_backward_kernel));
 }
 
 #ifdef TESSERA_TORCH_CUDA
 TORCH_LIBRARY_IMPL(tessera, CUDA, m) {
-  m.impl("segment_reduce", TORCH_FN(tessera::pt::segment_reduce_kernel));
-  m.impl("segment_reduce_backward", TORCH_FN(tessera::pt::segment_reduce_backward_kernel));
+  m.impl("segment_reduce", TESSERA_TORCH_FN(tessera::pt::segment_reduce_kernel));
+  m.impl("segment_reduce_backward", TESSERA_TORCH_FN(tessera::pt::segment_reduce_backward_kernel));
 }
 #endif
 
 TORCH_LIBRARY_IMPL(tessera, Autograd, m) {
-  m.impl("segment_reduce", TORCH_FN(tessera::pt::segment_reduce_autograd));
+  m.impl("segment_reduce", TESSERA_TORCH_FN(tessera::pt::segment_reduce_autograd));
 }

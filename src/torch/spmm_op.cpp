@@ -2,6 +2,7 @@
 // ops::sddmm through views.hpp) and the Autograd kernel. This file is the pattern other families
 // copy: kernels take tensors, convert with views.hpp, call the core; the Autograd kernel wraps a
 // torch::autograd::Function whose forward redispatches below autograd.
+#include "boundary.hpp"
 #include "spmm_op.hpp"
 
 #include <torch/autograd.h>
@@ -177,17 +178,17 @@ TORCH_LIBRARY_FRAGMENT(tessera, m) {
 }
 
 TORCH_LIBRARY_IMPL(tessera, CPU, m) {
-  m.impl("spmm", TORCH_FN(tessera::pt::spmm_kernel));
-  m.impl("sddmm", TORCH_FN(tessera::pt::sddmm_kernel));
+  m.impl("spmm", TESSERA_TORCH_FN(tessera::pt::spmm_kernel));
+  m.impl("sddmm", TESSERA_TORCH_FN(tessera::pt::sddmm_kernel));
 }
 
 #ifdef TESSERA_TORCH_CUDA
 TORCH_LIBRARY_IMPL(tessera, CUDA, m) {
-  m.impl("spmm", TORCH_FN(tessera::pt::spmm_kernel));
-  m.impl("sddmm", TORCH_FN(tessera::pt::sddmm_kernel));
+  m.impl("spmm", TESSERA_TORCH_FN(tessera::pt::spmm_kernel));
+  m.impl("sddmm", TESSERA_TORCH_FN(tessera::pt::sddmm_kernel));
 }
 #endif
 
 TORCH_LIBRARY_IMPL(tessera, Autograd, m) {
-  m.impl("spmm", TORCH_FN(tessera::pt::spmm_autograd));
+  m.impl("spmm", TESSERA_TORCH_FN(tessera::pt::spmm_autograd));
 }
