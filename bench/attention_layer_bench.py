@@ -7,7 +7,7 @@ events, median), peak memory above the inputs (max_memory_allocated delta during
 the maximum output difference, and the ratios against the issue's targets (GATv2 forward >= 10x,
 forward+backward >= 5x, memory <= 1/15; TransformerConv >= 8x, >= 4x, <= 1/10).
 
-    python3 bench/attention_bench_pyg.py --json OUT.json [--graphs rmat,grid,clustered]
+    python3 bench/attention_layer_bench.py --json OUT.json [--graphs rmat,grid,clustered]
                                          [--hc 4x64,8x128,2x256] [--width 128] [--reps 5] [--budget-s 180]
 The whole run is bounded by --budget-s: configurations not started within it are listed as skipped.
 A configuration that runs out of GPU memory (PyG's E x H x C tensors at the large sizes) is recorded
@@ -82,7 +82,7 @@ def main():
     p.add_argument("--budget-s", type=float, default=180.0)
     a = p.parse_args()
     if not torch.cuda.is_available():
-        raise SystemExit("attention_bench_pyg: no CUDA device (bench/attention_cpu_bench.py is the CPU benchmark)")
+        raise SystemExit("attention_layer_bench: no CUDA device (bench/attention_cpu_bench.py is the CPU benchmark)")
     t_start = time.monotonic()
     tessera = bc.import_tessera()
     import tessera.nn as tnn
