@@ -63,7 +63,16 @@ def test_aggregation_matches_oracle(aggr):
     x = torch.randn(n, 37, generator=gen)
     g = Graph.from_edge_index(ei, num_nodes=n)
     out, arg = segment_reduce(g, x, aggr)
-    torch.testing.assert_close(out, oracle_aggregate(x, ei, aggr), rtol=1e-5, atol=1e-5)
+    if aggr in ("sum", "mean"):
+        # float32 sums in another order: compare with a float64 oracle, tolerance scaled by the
+        # row's sum of magnitudes (a hub row of this graph sums hundreds of terms).
+        ref = oracle_aggregate(x.double(), ei, aggr)
+        scale = oracle_aggregate(x.abs().double(), ei, aggr)
+        err = (out.double() - ref).abs()
+        assert bool(torch.isfinite(out).all())
+        assert bool((err <= 1e-6 + 4 * 2.0**-23 * scale * 8).all()), float((err / (scale + 1e-30)).max())
+    else:
+        torch.testing.assert_close(out, oracle_aggregate(x, ei, aggr), rtol=1e-5, atol=1e-5)
     if aggr in ("max", "min"):
         has = arg >= 0
         assert torch.equal(out[has], x[arg.clamp(min=0), torch.arange(37)][has])
