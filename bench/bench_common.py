@@ -54,6 +54,27 @@ def median_ms_cpu(fn, warmup: int = 1, reps: int = 5) -> float:
     return statistics.median(times)
 
 
+def time_layer_cpu(name: str, conv, x, graph, grad_out, reps: int) -> dict:
+    """First call (builds caches), forward and forward+backward medians of one layer on the CPU.
+    Returns the timings and the first output under "out"; prints one line."""
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        y = conv(x, graph)
+    first = (time.perf_counter() - t0) * 1e3
+    with torch.no_grad():
+        fwd = median_ms_cpu(lambda: conv(x, graph), reps=reps)
+    xg = x.clone().requires_grad_()
+
+    def fwd_bwd():
+        conv.zero_grad(set_to_none=True)
+        xg.grad = None
+        conv(xg, graph).backward(grad_out)
+
+    fb = median_ms_cpu(fwd_bwd, reps=reps)
+    print(f"  {name:22s} first call {first:9.1f} ms  forward {fwd:9.1f} ms  forward+backward {fb:9.1f} ms")
+    return {"first_call_ms": first, "forward_ms": fwd, "forward_backward_ms": fb, "out": y}
+
+
 def median_ms_cuda(fn, warmup: int = 3, reps: int = 10) -> float:
     for _ in range(warmup):
         fn()

@@ -44,22 +44,7 @@ def main():
 
     results = {}
     for name, conv in (("tessera", ours), ("pyg_semantics_torch", peer)):
-        t0 = time.perf_counter()
-        with torch.no_grad():
-            y = conv(x, edge_index)  # builds the cache
-        prep_ms = (time.perf_counter() - t0) * 1e3
-        with torch.no_grad():
-            fwd = bc.median_ms_cpu(lambda: conv(x, edge_index), reps=a.reps)
-        xg = x.clone().requires_grad_()
-
-        def fwd_bwd():
-            conv.zero_grad(set_to_none=True)
-            xg.grad = None
-            conv(xg, edge_index).backward(gy)
-
-        fb = bc.median_ms_cpu(fwd_bwd, reps=a.reps)
-        results[name] = {"first_call_ms": prep_ms, "forward_ms": fwd, "forward_backward_ms": fb, "out": y}
-        print(f"  {name:22s} first call {prep_ms:9.1f} ms  forward {fwd:9.1f} ms  forward+backward {fb:9.1f} ms")
+        results[name] = bc.time_layer_cpu(name, conv, x, edge_index, gy, a.reps)
     # The aggregation alone (the part tessera replaces; the dense transform lin(x) is torch's matmul
     # in both layers, and with a generic BLAS it dominates the whole layer).
     g = ours._cached_graph

@@ -64,22 +64,7 @@ def main():
 
     results = {}
     for name, conv, g in (("tessera", ours, graph), ("pyg_semantics_torch", peer, edge_index)):
-        t0 = time.perf_counter()
-        with torch.no_grad():
-            y = conv(x, g)
-        first = (time.perf_counter() - t0) * 1e3
-        with torch.no_grad():
-            fwd = bc.median_ms_cpu(lambda: conv(x, g), reps=a.reps)
-        xg = x.clone().requires_grad_()
-
-        def fwd_bwd():
-            conv.zero_grad(set_to_none=True)
-            xg.grad = None
-            conv(xg, g).backward(gy)
-
-        fb = bc.median_ms_cpu(fwd_bwd, reps=a.reps)
-        results[name] = {"first_call_ms": first, "forward_ms": fwd, "forward_backward_ms": fb, "out": y}
-        print(f"  {name:22s} first call {first:9.1f} ms  forward {fwd:9.1f} ms  forward+backward {fb:9.1f} ms")
+        results[name] = bc.time_layer_cpu(name, conv, x, g, gy, a.reps)
     diff = (results["tessera"].pop("out") - results["pyg_semantics_torch"].pop("out")).abs().max().item()
     ratios = {k: results["pyg_semantics_torch"][k] / results["tessera"][k] for k in ("forward_ms", "forward_backward_ms")}
     print(f"  speedup: forward {ratios['forward_ms']:.1f}x, forward+backward {ratios['forward_backward_ms']:.1f}x; "
