@@ -79,33 +79,12 @@ void GCNConvImpl::pretty_print(std::ostream& stream) const {
 
 // ---- the "gcn" model: layers x GCNConv, ReLU + dropout between them ----
 namespace {
-class GcnModel final : public NodeModel {
- public:
-  explicit GcnModel(const ModelConfig& c) : dropout_(c.dropout) {
-    TESSERA_CHECK(c.layers >= 1, "gcn: --layers must be >= 1, got ", c.layers);
-    for (int l = 0; l < c.layers; ++l) {
-      const int64_t in = l == 0 ? c.in_channels : c.hidden;
-      const int64_t out = l + 1 == c.layers ? c.out_channels : c.hidden;
-      convs_.push_back(register_module("conv" + std::to_string(l), GCNConv(GCNConvOptions(in, out).cached(true))));
-    }
-  }
-  torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
-    auto h = x;
-    for (size_t l = 0; l < convs_.size(); ++l) {
-      h = torch::dropout(h, dropout_, is_training());
-      h = convs_[l]->forward(h, graph);
-      if (l + 1 < convs_.size()) h = torch::relu(h);
-    }
-    return h;
-  }
-
- private:
-  double dropout_;
-  std::vector<GCNConv> convs_;
-};
-
 ModelRegistrar gcn_registrar("gcn", "GCN (Kipf & Welling): stacked GCNConv, ReLU, dropout",
-                             [](const ModelConfig& c) { return std::make_shared<GcnModel>(c); });
+                             [](const ModelConfig& c) {
+                               return std::make_shared<StackedModel<GCNConv>>("gcn", c, [](int64_t in, int64_t out) {
+                                 return GCNConv(GCNConvOptions(in, out).cached(true));
+                               });
+                             });
 }  // namespace
 
 }  // namespace tessera::nn

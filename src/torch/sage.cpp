@@ -62,35 +62,14 @@ void SAGEConvImpl::pretty_print(std::ostream& stream) const {
 
 // ---- the "sage" model: layers x SAGEConv, ReLU + dropout between them; --aggr picks the reduction ----
 namespace {
-class SageModel final : public NodeModel {
- public:
-  explicit SageModel(const ModelConfig& c) : dropout_(c.dropout) {
-    TESSERA_CHECK(c.layers >= 1, "sage: --layers must be >= 1, got ", c.layers);
-    const auto it = c.extra.find("aggr");
-    const std::string aggr = it == c.extra.end() ? "mean" : it->second;
-    for (int l = 0; l < c.layers; ++l) {
-      const int64_t in = l == 0 ? c.in_channels : c.hidden;
-      const int64_t out = l + 1 == c.layers ? c.out_channels : c.hidden;
-      convs_.push_back(register_module("conv" + std::to_string(l), SAGEConv(SAGEConvOptions(in, out).aggr(aggr))));
-    }
-  }
-  torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
-    auto h = x;
-    for (size_t l = 0; l < convs_.size(); ++l) {
-      h = torch::dropout(h, dropout_, is_training());
-      h = convs_[l]->forward(h, graph);
-      if (l + 1 < convs_.size()) h = torch::relu(h);
-    }
-    return h;
-  }
-
- private:
-  double dropout_;
-  std::vector<SAGEConv> convs_;
-};
-
 ModelRegistrar sage_registrar("sage", "GraphSAGE (Hamilton et al.): stacked SAGEConv, ReLU, dropout; --aggr max|min|sum|mean",
-                              [](const ModelConfig& c) { return std::make_shared<SageModel>(c); });
+                              [](const ModelConfig& c) {
+                                const auto it = c.extra.find("aggr");
+                                const std::string aggr = it == c.extra.end() ? "mean" : it->second;
+                                return std::make_shared<StackedModel<SAGEConv>>("sage", c, [aggr](int64_t in, int64_t out) {
+                                  return SAGEConv(SAGEConvOptions(in, out).aggr(aggr));
+                                });
+                              });
 }  // namespace
 
 }  // namespace tessera::nn

@@ -14,6 +14,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tessera/core/error.hpp"
 #include "tessera/torch/graph.hpp"
@@ -30,6 +32,39 @@ struct ModelConfig {
 class NodeModel : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) = 0;
+};
+
+// `layers` convolutions with dropout before each and an activation between them: the shape of
+// every node-classification model here. make_conv(in, out) builds one layer (a torch module holder).
+template <class Conv>
+class StackedModel final : public NodeModel {
+ public:
+  using MakeConv = std::function<Conv(int64_t in, int64_t out)>;
+  using Activation = std::function<torch::Tensor(const torch::Tensor&)>;
+  StackedModel(const std::string& name, const ModelConfig& c, const MakeConv& make_conv,
+               Activation activation = [](const torch::Tensor& h) { return torch::relu(h); })
+      : dropout_(c.dropout), activation_(std::move(activation)) {
+    TESSERA_CHECK(c.layers >= 1, name, ": --layers must be >= 1, got ", c.layers);
+    for (int l = 0; l < c.layers; ++l) {
+      const int64_t in = l == 0 ? c.in_channels : c.hidden;
+      const int64_t out = l + 1 == c.layers ? c.out_channels : c.hidden;
+      convs_.push_back(register_module("conv" + std::to_string(l), make_conv(in, out)));
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
+    auto h = x;
+    for (size_t l = 0; l < convs_.size(); ++l) {
+      h = torch::dropout(h, dropout_, is_training());
+      h = convs_[l]->forward(h, graph);
+      if (l + 1 < convs_.size()) h = activation_(h);
+    }
+    return h;
+  }
+
+ private:
+  double dropout_;
+  Activation activation_;
+  std::vector<Conv> convs_;
 };
 
 using ModelFactory = std::function<std::shared_ptr<NodeModel>(const ModelConfig&)>;
