@@ -175,45 +175,49 @@ def test_bad_input_raises_clear_errors():
 # Bad input to the raw C++ ops: the op raises tessera::Error, which has to reach Python as a
 # RuntimeError. Run in a child process so that, should an exception crossing the torch boundary
 # ever crash (as one did under torch 2.11), the report names the case instead of killing pytest.
-_RAW_OP_CASES = r"""
-import re, torch, tessera
+# One child process per case: a C++ exception (or any crash) at the torch op boundary kills only
+# that child, so the report names every failing case, not just the first.
+_RAW_OP_PRELUDE = r"""
+import re, sys, torch, tessera
 ops = tessera.ops
 g = tessera.Graph.from_edge_index(torch.tensor([[0, 1], [1, 2]]), num_nodes=3)
-cases = [
-    ("edge_index 1-D", lambda: ops.edge_index_to_csr(torch.tensor([0, 1, 2]), 3, 3, True), r"shape \[2, E\]"),
-    ("edge_index float", lambda: ops.edge_index_to_csr(torch.ones(2, 2), 3, 3, True), "int64 or int32"),
-    ("target out of range", lambda: ops.edge_index_to_csr(torch.tensor([[0, 1], [2, 10]]), 10, 10, True),
-     r"edge 1: target 10 out of range"),
-    ("x int64", lambda: ops.spmm(g.rowptr, g.col, None, torch.ones(3, 2, dtype=torch.int64), None, None, None, 0, 0),
-     "float32, float64, float16 or bfloat16"),
-    ("mixed index types", lambda: ops.spmm(g.rowptr.long(), g.col.int(), None, torch.ones(3, 2), None, None, None, 0, 0),
-     "one index type"),
-    ("rowptr 2-D", lambda: ops.spmm(g.rowptr.view(1, -1), g.col, None, torch.ones(3, 2), None, None, None, 0, 0),
-     "rowptr must be 1-D"),
-    ("gcn_norm rowptr 0-D", lambda: ops.gcn_norm(torch.tensor(3), g.col, None, 3, "remaining", 1.0, torch.float32),
-     "rowptr must be 1-D"),
-]
-for name, fn, pattern in cases:
-    print("case:", name, flush=True)
-    try:
-        fn()
-    except RuntimeError as e:
-        assert re.search(pattern, str(e)), f"{name}: message {str(e)!r} does not match {pattern!r}"
-        continue
-    raise AssertionError(f"{name}: no error raised")
-print("all cases raised", flush=True)
 """
+_RAW_OP_CASES = [  # (name, expression, pattern of the expected RuntimeError, or None: must not raise)
+    ("edge_index 1-D", "ops.edge_index_to_csr(torch.tensor([0, 1, 2]), 3, 3, True)", r"shape \[2, E\]"),
+    ("edge_index float", "ops.edge_index_to_csr(torch.ones(2, 2), 3, 3, True)", "int64 or int32"),
+    ("target out of range", "ops.edge_index_to_csr(torch.tensor([[0, 1], [2, 10]]), 10, 10, True)",
+     r"edge 1: target 10 out of range"),
+    ("x int64", "ops.spmm(g.rowptr, g.col, None, torch.ones(3, 2, dtype=torch.int64), None, None, None, 0, 0)",
+     "float32, float64, float16 or bfloat16"),
+    ("mixed index types", "ops.spmm(g.rowptr.long(), g.col.int(), None, torch.ones(3, 2), None, None, None, 0, 0)",
+     "one index type"),
+    ("rowptr 2-D", "ops.spmm(g.rowptr.view(1, -1), g.col, None, torch.ones(3, 2), None, None, None, 0, 0)",
+     "rowptr must be 1-D"),
+    ("gcn_norm rowptr 0-D", "ops.gcn_norm(torch.tensor(3), g.col, None, 3, 'remaining', 1.0, torch.float32)",
+     "rowptr must be 1-D"),
+    ("list of strings returned", "ops.graph_kernel_hyperparameter_names('delta:0.5', 'delta:0.5')", None),
+]
 
 
-def test_raw_op_errors_reach_python_as_runtime_errors():
+@pytest.mark.parametrize("name,expr,pattern", _RAW_OP_CASES, ids=[c[0] for c in _RAW_OP_CASES])
+def test_raw_op_errors_reach_python_as_runtime_errors(name, expr, pattern):
+    code = _RAW_OP_PRELUDE + f"""
+try:
+    r = {expr}
+except RuntimeError as e:
+    print("raised:", e)
+    sys.exit(0 if {pattern!r} is not None and re.search({pattern!r}, str(e)) else 3)
+print("returned:", r)
+sys.exit(0 if {pattern!r} is None else 4)
+"""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _RAW_OP_CASES], env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
     detail = f"stdout:\n{r.stdout}\nstderr:\n{r.stderr[-4000:]}"
     if r.returncode < 0:
-        pytest.fail(f"child crashed with signal {-r.returncode} in the last case printed (a C++ exception "
-                    f"crossing the torch op boundary?)\n{detail}")
-    assert r.returncode == 0 and "all cases raised" in r.stdout, detail
+        pytest.fail(f"{name}: child crashed with signal {-r.returncode} (a C++ exception or value crossing the "
+                    f"torch op boundary?)\n{detail}")
+    assert r.returncode == 0, f"{name}: expected {'an error matching ' + repr(pattern) if pattern else 'a value'}\n{detail}"
 
 
 @needs_cuda

@@ -45,20 +45,20 @@ TEST(Predict, SpmmRules) {
   EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, 0.01, 0.01, 256, DType::f64)), "cuda.cusparse");
 }
 
-TEST(Predict, SegmentReduceThresholdFollowsSkew) {
+TEST(Predict, SegmentReduceSplitsTheTopPercentAndWidensChunksForHugeHubs) {
   const auto& r = tune::predict_rules();
   const double mean = 10;
   auto at_ratio = [&](double ratio, bool arg = false, DType dt = DType::f32) {
     return tune::predict_segment_reduce(synthetic(mean, int64_t(mean * ratio), -1, -1, 64, dt), arg);
   };
-  EXPECT_EQ(at_ratio(r.skew_split_ratio / 2).variant, "cuda.none.w8");
-  EXPECT_EQ(at_ratio(r.skew_split_ratio / 2).quantile, 0);
-  EXPECT_EQ(at_ratio(r.skew_split_ratio).variant, "cuda.q0.99.w8.c256");
-  EXPECT_EQ(at_ratio(r.skew_rare_ratio).variant, "cuda.q0.999.w8.c256");
-  EXPECT_DOUBLE_EQ(at_ratio(r.skew_rare_ratio).quantile, 0.999);
+  for (double ratio : {1.0, 4.0, 50.0, 500.0}) {
+    EXPECT_EQ(at_ratio(ratio).variant, "cuda.q0.99.w8.c256") << "max/mean " << ratio;
+    EXPECT_DOUBLE_EQ(at_ratio(ratio).quantile, 0.99);
+  }
   const double huge = double(r.big_chunk_degree) * 2 / mean;
-  EXPECT_EQ(at_ratio(huge).variant, "cuda.q0.999.w8.c1024");
+  EXPECT_EQ(at_ratio(huge).variant, "cuda.q0.99.w8.c1024");
   EXPECT_EQ(at_ratio(huge, true, DType::f64).variant, "cuda.none.w8");
+  EXPECT_EQ(at_ratio(huge, false, DType::f64).variant, "cuda.q0.99.w8.c1024");  // sum/mean: no packed key needed
   EXPECT_EQ(tune::predict_segment_reduce(synthetic(mean, 1000, -1, -1, 64, DType::f32, false)).variant, "cpu");
 }
 
@@ -108,11 +108,11 @@ TEST(Predict, HeuristicsUseRememberedStats) {
   EXPECT_EQ(back.edges, g.nnz());
   EXPECT_FALSE(tune::remembered_stats(0, back));
 #ifdef TESSERA_WITH_CUDA
-  // The choice is a name: no kernel runs, so this holds without a GPU. A regular grid needs no
-  // heavy-row split (the family default splits at q0.99 everywhere).
+  // The choice is a name: no kernel runs, so this holds without a GPU. The predicted reduction
+  // splits at q0.99 on the regular grid as on the skewed R-MAT (measured rule, docs/tuning.md).
   const Device gpu{DeviceKind::cuda, 0};
   a.A.device = s.A.device = a.X.device = a.Y.device = s.X.device = s.Y.device = gpu;
-  EXPECT_EQ(reduce_reg.heuristic_choice(a, gpu), "cuda.none.w8");
+  EXPECT_EQ(reduce_reg.heuristic_choice(a, gpu), "cuda.q0.99.w8.c256");
   EXPECT_EQ(spmm_reg.heuristic_choice(s, gpu), "cuda.csr.warp_row");
   const Csr<int64_t> r = gen::generate("rmat:scale=11,degree=8");
   tune::remember_stats(r.id, graph_stats(r.view()));

@@ -39,9 +39,7 @@ struct PredictRules {
   double wsb_min_fill_tf32 = 0.25;   // f32 (tf32 mma): a higher bar, the CSR f32 kernels are strong
   int64_t wsb_min_width = 16;        // below one 16-feature n-tile pair the CSR kernels win
   int64_t feature_parallel_max_width = 32;
-  double skew_split_ratio = 8;       // segment_reduce: split heavy rows from max/mean >= this
-  double skew_rare_ratio = 128;      // ... at the 0.999 quantile from here (few, huge hubs)
-  int64_t big_chunk_degree = 16384;  // ... chunks of 1024 edges when the max degree exceeds this
+  int64_t big_chunk_degree = 16384;  // segment_reduce: chunks of 1024 edges when the max degree exceeds this
   double reorder_max_fill = 0.06;    // reorder when the 8x8 fill is below this (ids carry no locality)
   double reorder_min_degree = 4;     // ... and the graph is not road-like
   double reorder_min_bytes = 32e6;   // ... and the gathered features do not fit in L2 anyway

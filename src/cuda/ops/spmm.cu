@@ -36,8 +36,8 @@ int64_t next_pow2(int64_t v) {
 }
 
 // Rows with more than kLongRow edges are split into chunks of kChunk edges (see RowsParams).
-constexpr int64_t kLongRow = 512;
-constexpr int64_t kChunk = 256;
+constexpr int64_t kLongRow = 128;  // with kIlp = 4, about 32 dependent latencies at most per row
+constexpr int64_t kChunk = 128;
 
 // Per-graph plan of the long-row split, built once from a host copy of rowptr and cached by graph
 // id (bounded, thread-safe). Device layout: n_long row ids, then n_chunks (index, begin, end).

@@ -101,6 +101,9 @@ struct RowsParams {
   Acc<T>* __restrict__ partial;
 };
 
+// Source rows gathered concurrently per lane (see the edge loop of csr_rows_kernel).
+constexpr int kIlp = 4;
+
 template <class T, class I, int V, int NV, int G, bool kChunks>
 __global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
   using W = Acc<T>;
@@ -133,8 +136,34 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
         w = p.wv ? p.wv[e] : p.wa ? W(p.wa[e]) : W(1);
       }
       const int n = int(min(int64_t(G), end - e0));
-#pragma unroll 4
-      for (int j = 0; j < n; ++j) {
+      // Batches of kIlp edges: all kIlp source-row loads are issued before the first FMA needs
+      // one, so each lane keeps kIlp gathers in flight instead of one. Without this a row of d
+      // edges costs d dependent memory latencies, which made rows of a few hundred edges the
+      // critical path of small and power-law graphs. Accumulation order stays edge order.
+      int j = 0;
+      for (; j + kIlp <= n; j += kIlp) {
+        I cj[kIlp];
+        W wj[kIlp];
+#pragma unroll
+        for (int u = 0; u < kIlp; ++u) {
+          cj[u] = __shfl_sync(mask, c, j + u, G);
+          wj[u] = __shfl_sync(mask, w, j + u, G);
+        }
+#pragma unroll
+        for (int v = 0; v < NV; ++v) {
+          const int64_t f = (int64_t(v) * G + lane) * V;
+          if (f0 + f < F) {
+            W x[kIlp][V];
+#pragma unroll
+            for (int u = 0; u < kIlp; ++u) load_vec<T, V>(p.X + int64_t(cj[u]) * p.ldx + f0 + f, x[u]);
+#pragma unroll
+            for (int u = 0; u < kIlp; ++u)
+#pragma unroll
+              for (int t = 0; t < V; ++t) acc[v][t] += wj[u] * x[u][t];
+          }
+        }
+      }
+      for (; j < n; ++j) {
         const I cj = __shfl_sync(mask, c, j, G);
         const W wj = __shfl_sync(mask, w, j, G);
         const T* __restrict__ xr = p.X + int64_t(cj) * p.ldx + f0;
@@ -156,6 +185,19 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
       if (f0 + f < F) {
         if constexpr (kChunks) {
           W* dst = p.partial + out * F + f0 + f;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+          // One 16-byte vector atomic instead of four scalar ones (sm_90+, global memory); the
+          // partial rows are 16-byte aligned when F is a multiple of 4.
+          if constexpr (std::is_same_v<W, float> && V % 4 == 0) {
+            if (F % 4 == 0) {
+#pragma unroll
+              for (int t = 0; t < V; t += 4)
+                atomicAdd(reinterpret_cast<float4*>(dst + t),
+                          make_float4(acc[v][t], acc[v][t + 1], acc[v][t + 2], acc[v][t + 3]));
+              continue;
+            }
+          }
+#endif
 #pragma unroll
           for (int t = 0; t < V; ++t) atomicAdd(dst + t, acc[v][t]);
         } else {
