@@ -120,7 +120,7 @@ template <class I>
 std::vector<double> error_bound(const CsrView<I>& g, const void* values, const HostMatrix& X, DType dt,
                                 double operand_rel = 0) {
   const int64_t F = X.cols();
-  std::vector<double> out(size_t(g.rows * F), 0.0), xsum(size_t(F));
+  std::vector<double> out(size_t(g.rows * F), 0.0), xsum(static_cast<size_t>(F), 0.0);
   // float16 has subnormals below 2^-14: values there are rounded to a fixed absolute spacing of
   // 2^-24, which no relative bound covers. Weights converted to f16 (the wsb.f16 tiles) and tiny
   // outputs each get that absolute floor.

@@ -50,6 +50,20 @@ std::vector<std::pair<std::string, Csr<I>>> graph_cases(uint64_t s) {
   NastyOptions huge;
   huge.rows = 77, huge.cols = 3001, huge.huge_row_degree = 100000, huge.weighted = false;
   out.emplace_back("huge_row", build_csr(nasty_coo<I>(huge, s + 2), keep));
+  // Rows on both sides of every long-row boundary of the CUDA row kernels (128: block per row,
+  // 2048: chunks with atomics), mixed with short and empty rows.
+  Coo<I> lengths;
+  lengths.rows = 64, lengths.cols = 5003;
+  std::mt19937_64 rng(s + 3);
+  const int64_t degrees[] = {127, 128, 129, 200, 1000, 2047, 2048, 2049, 5000};
+  for (int64_t r = 0; r < lengths.rows; ++r) {
+    const int64_t d = r < 9 ? degrees[r] : int64_t(rng() % 40);
+    for (int64_t k = 0; k < d; ++k) {
+      lengths.src.push_back(I(rng() % uint64_t(lengths.cols)));
+      lengths.dst.push_back(I(r));
+    }
+  }
+  out.emplace_back("row_lengths", build_csr(lengths, keep));
   return out;
 }
 

@@ -35,19 +35,26 @@ int64_t next_pow2(int64_t v) {
   return p;
 }
 
-// Rows with more than kLongRow edges are split into chunks of kChunk edges (see RowsParams).
-constexpr int64_t kLongRow = 128;  // with kIlp = 4, about 32 dependent latencies at most per row
-constexpr int64_t kChunk = 128;
+// Rows with more than kLongRow edges leave the row pass (a group of G lanes would walk them
+// alone: with kIlp = 4, about 32 dependent latencies is the most a row pass row costs). Up to
+// kBlockRow edges they get a whole block each (csr_block_rows_kernel); longer rows (hubs of
+// power-law graphs, up to 10^5 edges) are split into chunks of kChunk edges reduced into a
+// partial buffer with atomics (see RowsParams), so no row serializes more than a chunk.
+constexpr int64_t kLongRow = 128;
+constexpr int64_t kBlockRow = 2048;
+constexpr int64_t kChunk = 256;
 
-// Per-graph plan of the long-row split, built once from a host copy of rowptr and cached by graph
-// id (bounded, thread-safe). Device layout: n_long row ids, then n_chunks (index, begin, end).
+// Per-graph plan of the long-row handling, built once from a host copy of rowptr and cached by
+// graph id (bounded, thread-safe). Device layout: n_block block-row ids, n_long chunked row ids,
+// then n_chunks (index into the chunked rows, begin, end) triples.
 struct LongRowPlan {
-  int64_t max_row = 0, n_long = 0, n_chunks = 0;
+  int64_t max_row = 0, n_block = 0, n_long = 0, n_chunks = 0;
   void* device = nullptr;
   ~LongRowPlan() {
     if (device) cudaFree(device);
   }
-  const int64_t* long_rows() const { return static_cast<const int64_t*>(device); }
+  const int64_t* block_rows() const { return static_cast<const int64_t*>(device); }
+  const int64_t* long_rows() const { return block_rows() + n_block; }
   const int64_t* chunks() const { return long_rows() + n_long; }
 };
 
@@ -59,20 +66,26 @@ std::shared_ptr<LongRowPlan> build_plan(const CsrView<I>& g, const Exec& exec, b
   cudaStream_t s = cuda_stream(exec.stream);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(rp.data(), g.rowptr, rp.size() * sizeof(I), cudaMemcpyDeviceToHost, s));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
-  std::vector<int64_t> rows, chunks;
+  std::vector<int64_t> block, rows, chunks;
   for (int64_t i = 0; i < g.rows; ++i) {
     const int64_t b = int64_t(rp[size_t(i)]), e = int64_t(rp[size_t(i) + 1]);
     plan->max_row = std::max(plan->max_row, e - b);
     if (e - b <= kLongRow) continue;
+    if (e - b <= kBlockRow) {
+      block.push_back(i);
+      continue;
+    }
     for (int64_t c = b; c < e; c += kChunk) chunks.insert(chunks.end(), {int64_t(rows.size()), c, std::min(e, c + kChunk)});
     rows.push_back(i);
   }
+  plan->n_block = int64_t(block.size());
   plan->n_long = int64_t(rows.size());
   plan->n_chunks = int64_t(chunks.size() / 3);
-  if (upload && plan->n_long) {
-    rows.insert(rows.end(), chunks.begin(), chunks.end());
-    TESSERA_CUDA_CHECK(cudaMalloc(&plan->device, rows.size() * sizeof(int64_t)));
-    TESSERA_CUDA_CHECK(cudaMemcpy(plan->device, rows.data(), rows.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+  if (upload && (plan->n_block || plan->n_long)) {
+    block.insert(block.end(), rows.begin(), rows.end());
+    block.insert(block.end(), chunks.begin(), chunks.end());
+    TESSERA_CUDA_CHECK(cudaMalloc(&plan->device, block.size() * sizeof(int64_t)));
+    TESSERA_CUDA_CHECK(cudaMemcpy(plan->device, block.data(), block.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
   }
   return plan;
 }
@@ -111,7 +124,7 @@ template <class T, class I, int V, int NV, int G>
 void launch(const SpmmArgs<I>& a, const Exec& exec) {
   using W = kernels::Acc<T>;
   const auto plan = long_row_plan(a.A, exec);
-  const bool split = plan && plan->n_long > 0;
+  const bool split = plan && (plan->n_block > 0 || plan->n_long > 0);
   kernels::RowsParams<T, I> p{a.A.rows, a.X.cols, a.A.rowptr, a.A.col, static_cast<const W*>(a.values), a.A.values,
                               static_cast<const T*>(a.X.data), a.X.ld, static_cast<T*>(a.Y.data), a.Y.ld,
                               split ? kLongRow : INT64_MAX, nullptr, 0, nullptr};
@@ -122,6 +135,11 @@ void launch(const SpmmArgs<I>& a, const Exec& exec) {
   kernels::csr_rows_kernel<T, I, V, NV, G, false><<<unsigned(blocks), kBlock, 0, s>>>(p);
   TESSERA_CUDA_LAUNCH_CHECK();
   if (!split) return;
+  if (plan->n_block) {
+    kernels::csr_block_rows_kernel<T, I, V, NV, G><<<unsigned(plan->n_block), kBlock, 0, s>>>(p, plan->block_rows());
+    TESSERA_CUDA_LAUNCH_CHECK();
+  }
+  if (!plan->n_long) return;
   const size_t partial_bytes = size_t(plan->n_long) * size_t(a.X.cols) * sizeof(W);
   Scratch partial(exec, partial_bytes);
   TESSERA_CUDA_CHECK(cudaMemsetAsync(partial.get(), 0, partial_bytes, s));

@@ -101,8 +101,70 @@ struct RowsParams {
   Acc<T>* __restrict__ partial;
 };
 
-// Source rows gathered concurrently per lane (see the edge loop of csr_rows_kernel).
+// Source rows gathered concurrently per lane (see accumulate_edges).
 constexpr int kIlp = 4;
+
+// acc += sum of w_e * X[col_e, f0 + lane's slice] over the edges e0, e0 + stride, ... < end taken
+// G at a time by this group (stride = G for a whole row; groups of a block interleave).
+// Batches of kIlp edges: all kIlp source-row loads are issued before the first FMA needs one, so
+// each lane keeps kIlp gathers in flight instead of one. Without this a row of d edges costs d
+// dependent memory latencies, which made rows of a few hundred edges the critical path of small
+// and power-law graphs. Accumulation order stays edge order within the group.
+template <class T, class I, int V, int NV, int G>
+__device__ __forceinline__ void accumulate_edges(const RowsParams<T, I>& p, int64_t e_first, int64_t end,
+                                                 int64_t stride, int64_t f0, int lane, unsigned mask,
+                                                 Acc<T> (&acc)[NV][V]) {
+  using W = Acc<T>;
+  const int64_t F = p.F;
+  for (int64_t e0 = e_first; e0 < end; e0 += stride) {
+    const int64_t e = e0 + lane;
+    I c = 0;
+    W w = W(0);
+    if (e < end) {
+      c = p.col[e];
+      w = p.wv ? p.wv[e] : p.wa ? W(p.wa[e]) : W(1);
+    }
+    const int n = int(min(int64_t(G), end - e0));
+    int j = 0;
+    for (; j + kIlp <= n; j += kIlp) {
+      I cj[kIlp];
+      W wj[kIlp];
+#pragma unroll
+      for (int u = 0; u < kIlp; ++u) {
+        cj[u] = __shfl_sync(mask, c, j + u, G);
+        wj[u] = __shfl_sync(mask, w, j + u, G);
+      }
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+        const int64_t f = (int64_t(v) * G + lane) * V;
+        if (f0 + f < F) {
+          W x[kIlp][V];
+#pragma unroll
+          for (int u = 0; u < kIlp; ++u) load_vec<T, V>(p.X + int64_t(cj[u]) * p.ldx + f0 + f, x[u]);
+#pragma unroll
+          for (int u = 0; u < kIlp; ++u)
+#pragma unroll
+            for (int t = 0; t < V; ++t) acc[v][t] += wj[u] * x[u][t];
+        }
+      }
+    }
+    for (; j < n; ++j) {
+      const I cj = __shfl_sync(mask, c, j, G);
+      const W wj = __shfl_sync(mask, w, j, G);
+      const T* __restrict__ xr = p.X + int64_t(cj) * p.ldx + f0;
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+        const int64_t f = (int64_t(v) * G + lane) * V;
+        if (f0 + f < F) {
+          W x[V];
+          load_vec<T, V>(xr + f, x);
+#pragma unroll
+          for (int t = 0; t < V; ++t) acc[v][t] += wj * x[t];
+        }
+      }
+    }
+  }
+}
 
 template <class T, class I, int V, int NV, int G, bool kChunks>
 __global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
@@ -127,58 +189,7 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
     for (int v = 0; v < NV; ++v)
 #pragma unroll
       for (int j = 0; j < V; ++j) acc[v][j] = W(0);
-    for (int64_t e0 = beg; e0 < end; e0 += G) {
-      const int64_t e = e0 + lane;
-      I c = 0;
-      W w = W(0);
-      if (e < end) {
-        c = p.col[e];
-        w = p.wv ? p.wv[e] : p.wa ? W(p.wa[e]) : W(1);
-      }
-      const int n = int(min(int64_t(G), end - e0));
-      // Batches of kIlp edges: all kIlp source-row loads are issued before the first FMA needs
-      // one, so each lane keeps kIlp gathers in flight instead of one. Without this a row of d
-      // edges costs d dependent memory latencies, which made rows of a few hundred edges the
-      // critical path of small and power-law graphs. Accumulation order stays edge order.
-      int j = 0;
-      for (; j + kIlp <= n; j += kIlp) {
-        I cj[kIlp];
-        W wj[kIlp];
-#pragma unroll
-        for (int u = 0; u < kIlp; ++u) {
-          cj[u] = __shfl_sync(mask, c, j + u, G);
-          wj[u] = __shfl_sync(mask, w, j + u, G);
-        }
-#pragma unroll
-        for (int v = 0; v < NV; ++v) {
-          const int64_t f = (int64_t(v) * G + lane) * V;
-          if (f0 + f < F) {
-            W x[kIlp][V];
-#pragma unroll
-            for (int u = 0; u < kIlp; ++u) load_vec<T, V>(p.X + int64_t(cj[u]) * p.ldx + f0 + f, x[u]);
-#pragma unroll
-            for (int u = 0; u < kIlp; ++u)
-#pragma unroll
-              for (int t = 0; t < V; ++t) acc[v][t] += wj[u] * x[u][t];
-          }
-        }
-      }
-      for (; j < n; ++j) {
-        const I cj = __shfl_sync(mask, c, j, G);
-        const W wj = __shfl_sync(mask, w, j, G);
-        const T* __restrict__ xr = p.X + int64_t(cj) * p.ldx + f0;
-#pragma unroll
-        for (int v = 0; v < NV; ++v) {
-          const int64_t f = (int64_t(v) * G + lane) * V;
-          if (f0 + f < F) {
-            W x[V];
-            load_vec<T, V>(xr + f, x);
-#pragma unroll
-            for (int t = 0; t < V; ++t) acc[v][t] += wj * x[t];
-          }
-        }
-      }
-    }
+    accumulate_edges<T, I, V, NV, G>(p, beg, end, G, f0, lane, mask, acc);
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
       const int64_t f = (int64_t(v) * G + lane) * V;
@@ -205,6 +216,42 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
         }
       }
     }
+  }
+}
+
+// Rows of medium length (a few hundred to a few thousand edges): one 256-thread block per row.
+// Its 256 / G groups take interleaved batches of G edges, then the block sums the groups' partial
+// tiles in shared memory and writes Y directly: no atomics, no zeroed buffer, no finalize pass,
+// and a fixed summation order (deterministic).
+template <class T, class I, int V, int NV, int G>
+__global__ void __launch_bounds__(256) csr_block_rows_kernel(RowsParams<T, I> p, const int64_t* __restrict__ rows) {
+  using W = Acc<T>;
+  constexpr int kGroups = 256 / G;
+  constexpr int kTile = G * V * NV;
+  __shared__ W red[kGroups * kTile];
+  const int64_t row = rows[blockIdx.x];
+  const int grp = int(threadIdx.x) / G, lane = int(threadIdx.x) % G;
+  const unsigned mask = group_mask<G>();
+  const int64_t beg = int64_t(p.rowptr[row]), end = int64_t(p.rowptr[row + 1]);
+  for (int64_t f0 = 0; f0 < p.F; f0 += kTile) {
+    W acc[NV][V];
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[v][j] = W(0);
+    accumulate_edges<T, I, V, NV, G>(p, beg + int64_t(grp) * G, end, int64_t(kGroups) * G, f0, lane, mask, acc);
+#pragma unroll
+    for (int v = 0; v < NV; ++v)
+#pragma unroll
+      for (int t = 0; t < V; ++t) red[grp * kTile + (v * G + lane) * V + t] = acc[v][t];
+    __syncthreads();
+    for (int i = int(threadIdx.x); i < kTile; i += 256) {
+      W s = W(0);
+#pragma unroll 4
+      for (int g = 0; g < kGroups; ++g) s += red[g * kTile + i];
+      if (f0 + i < p.F) p.Y[row * p.ldy + f0 + i] = from_acc<T>(s);
+    }
+    __syncthreads();
   }
 }
 
