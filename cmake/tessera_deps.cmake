@@ -18,6 +18,43 @@ if(METIS_INCLUDE_DIR AND METIS_LIBRARY)
   set(TESSERA_HAVE_METIS ON)
 endif()
 
+# RDKit (optional): molecules from SMILES (tessera/io/smiles.hpp). An upstream or conda install
+# ships rdkit-config.cmake; Debian's librdkit-dev ships none, so the headers (GraphMol/SmilesParse/
+# SmilesParse.h under include/rdkit) and the three libraries the reader calls are found by hand.
+# RDKit's headers include Boost's, which must be present too. TESSERA_RDKIT=OFF forces it off.
+option(TESSERA_RDKIT "Read molecules from SMILES when RDKit is found" ON)
+set(TESSERA_HAVE_RDKIT OFF)
+if(TESSERA_RDKIT)
+  find_package(RDKit CONFIG QUIET)
+  if(RDKit_FOUND AND TARGET RDKit::SmilesParse)
+    add_library(tessera_rdkit INTERFACE IMPORTED)
+    target_link_libraries(tessera_rdkit INTERFACE RDKit::SmilesParse RDKit::GraphMol RDKit::RDGeneral)
+    set(TESSERA_HAVE_RDKIT ON)
+    set(_rdkit_how "RDKit CMake config ${RDKit_DIR}")
+  else()
+    find_path(RDKIT_INCLUDE_DIR GraphMol/SmilesParse/SmilesParse.h PATH_SUFFIXES rdkit)
+    find_library(RDKIT_SMILESPARSE_LIBRARY RDKitSmilesParse)
+    find_library(RDKIT_GRAPHMOL_LIBRARY RDKitGraphMol)
+    find_library(RDKIT_RDGENERAL_LIBRARY RDKitRDGeneral)
+    find_path(RDKIT_BOOST_INCLUDE_DIR boost/iostreams/stream.hpp)
+    if(RDKIT_INCLUDE_DIR AND RDKIT_SMILESPARSE_LIBRARY AND RDKIT_GRAPHMOL_LIBRARY AND RDKIT_RDGENERAL_LIBRARY
+       AND RDKIT_BOOST_INCLUDE_DIR)
+      add_library(tessera_rdkit INTERFACE IMPORTED)
+      # SYSTEM: RDKit's and Boost's headers are not held to tessera's warning flags.
+      target_include_directories(tessera_rdkit SYSTEM INTERFACE ${RDKIT_INCLUDE_DIR} ${RDKIT_BOOST_INCLUDE_DIR})
+      target_link_libraries(tessera_rdkit INTERFACE ${RDKIT_SMILESPARSE_LIBRARY} ${RDKIT_GRAPHMOL_LIBRARY}
+                                                    ${RDKIT_RDGENERAL_LIBRARY})
+      set(TESSERA_HAVE_RDKIT ON)
+      set(_rdkit_how "headers ${RDKIT_INCLUDE_DIR}, ${RDKIT_SMILESPARSE_LIBRARY}")
+    endif()
+  endif()
+  if(TESSERA_HAVE_RDKIT)
+    message(STATUS "tessera: RDKit found (${_rdkit_how}): SMILES readers enabled")
+  else()
+    message(STATUS "tessera: RDKit not found: SMILES readers raise an error (install librdkit-dev and rebuild)")
+  endif()
+endif()
+
 # CUDA (optional): compiles for sm_90 (+PTX) even on machines without a GPU.
 set(TESSERA_HAVE_CUDA OFF)
 if(TESSERA_CUDA)

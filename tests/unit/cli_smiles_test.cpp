@@ -1,0 +1,90 @@
+// `tessera kernel` on SMILES files: the Gram matrix of a small CSV, column choice, invalid rows
+// (error naming file and line, or --skip-invalid), and the error of builds without RDKit.
+// Skips when the binary has not been built (as cli_commands_test does).
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unistd.h>
+
+#include "support/testing.hpp"
+#include "tessera/io/smiles.hpp"
+#include "unit/io_test_support.hpp"
+
+namespace tessera {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path cli_binary() {
+  if (const char* e = std::getenv("TESSERA_CLI")) return e;
+  return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "apps" / "cli" / "tessera";
+}
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout + stderr
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = cli_binary().string() + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(CliSmiles, KernelOnASmilesCsv) {
+  if (!fs::exists(cli_binary())) GTEST_SKIP() << "tessera binary not built at " << cli_binary();
+  testing::TempDir dir;
+  testing::write_text(dir.file("m.csv"), "id,mol\n1,CCO\n2,c1ccccc1\n3,CC(=O)[O-].[Na+]\n4,C1CC\n");
+  const std::string out = dir.file("k.csv");
+  const std::string base = "kernel " + dir.file("m.csv") + " -o " + out + " --json";
+  if (!io::have_rdkit()) {
+    const Result r = run(base + " --smiles-column mol");
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find("without RDKit"), std::string::npos) << r.out;
+    GTEST_SKIP() << "tessera was built without RDKit (install librdkit-dev and rebuild)";
+  }
+  // No column named smiles: the error lists the columns.
+  Result r = run(base);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("no column named 'smiles'"), std::string::npos) << r.out;
+  // Row 4 is invalid: file and line, unless skipped.
+  r = run(base + " --smiles-column mol");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("m.csv:5"), std::string::npos) << r.out;
+  r = run(base + " --smiles-column mol --skip-invalid --normalize");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["graphs"], 3);
+  EXPECT_EQ(j["skipped_molecules"], 1);
+  EXPECT_EQ(j["pairs"], 6);
+  EXPECT_EQ(j["failed"], 0);
+  // Normalized Gram: ones on the diagonal, symmetric.
+  const std::string text = testing::read_bytes(out);
+  std::vector<double> v;
+  for (size_t p = 0; p < text.size();) {
+    size_t q = text.find_first_of(",\n", p);
+    if (q == std::string::npos) q = text.size();
+    if (q > p) v.push_back(std::stod(text.substr(p, q - p)));
+    p = q + 1;
+  }
+  ASSERT_EQ(v.size(), 9u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(v[size_t(4 * i)], 1.0, 1e-12);
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(v[size_t(3 * i + k)], v[size_t(3 * k + i)]);
+  }
+  // SMILES options on a TU directory are a mistake, said so.
+  r = run("kernel " + dir.str() + " --smiles-column mol -o " + out);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("apply to SMILES files"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tessera
