@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "reorder/detail.hpp"
 #include "tessera/reorder/orders.hpp"
 
 namespace tessera::reorder {

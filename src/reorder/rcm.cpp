@@ -3,6 +3,7 @@
 #include <numeric>
 #include <queue>
 
+#include "reorder/detail.hpp"
 #include "tessera/reorder/permutation.hpp"
 
 #ifdef TESSERA_WITH_METIS
@@ -10,11 +11,10 @@
 #endif
 
 namespace tessera::reorder {
-namespace {
+namespace detail {
 
-// Symmetrized pattern without self loops, neighbours sorted and unique.
 template <class I>
-std::vector<std::vector<int64_t>> undirected(const CsrView<I>& g) {
+Adjacency undirected(const CsrView<I>& g) {
   TESSERA_CHECK(g.rows == g.cols, "reordering needs a square graph, got ", g.rows, " x ", g.cols);
   std::vector<std::vector<int64_t>> adj(size_t(g.rows));
   for (int64_t r = 0; r < g.rows; ++r)
@@ -32,7 +32,10 @@ std::vector<std::vector<int64_t>> undirected(const CsrView<I>& g) {
   }
   return adj;
 }
+template Adjacency undirected(const CsrView<int32_t>&);
+template Adjacency undirected(const CsrView<int64_t>&);
 
+namespace {
 // BFS levels from `root` within unvisited nodes; returns the last level's nodes and the depth.
 int bfs_depth(const std::vector<std::vector<int64_t>>& adj, int64_t root, std::vector<int>& mark,
               int stamp, std::vector<int64_t>& last_level) {
@@ -54,6 +57,7 @@ int bfs_depth(const std::vector<std::vector<int64_t>>& adj, int64_t root, std::v
   last_level = level;
   return depth;
 }
+}  // namespace
 
 std::vector<int64_t> rcm_order(const std::vector<std::vector<int64_t>>& adj) {
   const int64_t n = int64_t(adj.size());
@@ -105,11 +109,40 @@ std::vector<int64_t> rcm_order(const std::vector<std::vector<int64_t>>& adj) {
   std::reverse(order.begin(), order.end());
   return order;
 }
-}  // namespace
+
+std::vector<int64_t> metis_parts(const Adjacency& adj, int64_t parts) {
+  const int64_t n = int64_t(adj.size());
+  TESSERA_CHECK(parts >= 1, "metis_parts: ", parts, " parts must be >= 1");
+#ifdef TESSERA_WITH_METIS
+  std::vector<idx_t> part(static_cast<size_t>(n), 0);
+  if (parts > 1) {
+    std::vector<idx_t> xadj(size_t(n + 1), 0), adjncy;
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t c : adj[size_t(r)]) adjncy.push_back(idx_t(c));
+      xadj[size_t(r + 1)] = idx_t(adjncy.size());
+    }
+    idx_t nv = idx_t(n), ncon = 1, np = idx_t(parts), objval = 0;
+    idx_t options[METIS_NOPTIONS];
+    METIS_SetDefaultOptions(options);
+    options[METIS_OPTION_SEED] = 1;  // deterministic
+    if (!adjncy.empty()) {
+      const int rc = METIS_PartGraphKway(&nv, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr, nullptr,
+                                         &np, nullptr, nullptr, options, &objval, part.data());
+      TESSERA_CHECK(rc == METIS_OK, "METIS_PartGraphKway failed with status ", rc, " on a graph of ", n,
+                    " nodes into ", parts, " parts");
+    }
+  }
+  return std::vector<int64_t>(part.begin(), part.end());
+#else
+  (void)n;
+  fail("METIS partition: tessera was built without METIS (install libmetis-dev and reconfigure)");
+#endif
+}
+}  // namespace detail
 
 template <class I>
 Permutation rcm(const CsrView<I>& g) {
-  return Permutation::from_order(rcm_order(undirected(g)));
+  return Permutation::from_order(detail::rcm_order(detail::undirected(g)));
 }
 template Permutation rcm(const CsrView<int32_t>&);
 template Permutation rcm(const CsrView<int64_t>&);
@@ -125,28 +158,12 @@ bool metis_available() {
 template <class I>
 Permutation partition_order(const CsrView<I>& g, int64_t part_size) {
   TESSERA_CHECK(part_size >= 1, "partition_order: part_size ", part_size, " must be >= 1");
-  const auto adj = undirected(g);
+  const auto adj = detail::undirected(g);
   const int64_t n = int64_t(adj.size());
-  const std::vector<int64_t> rcm_pos_order = rcm_order(adj);
+  const std::vector<int64_t> rcm_pos_order = detail::rcm_order(adj);
   const int64_t parts = (n + part_size - 1) / part_size;
-#ifdef TESSERA_WITH_METIS
-  if (parts <= 1) return Permutation::from_order(rcm_pos_order);
-  std::vector<idx_t> xadj(size_t(n + 1), 0), adjncy;
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c : adj[size_t(r)]) adjncy.push_back(idx_t(c));
-    xadj[size_t(r + 1)] = idx_t(adjncy.size());
-  }
-  idx_t nv = idx_t(n), ncon = 1, np = idx_t(parts), objval = 0;
-  std::vector<idx_t> part(static_cast<size_t>(n), 0);
-  idx_t options[METIS_NOPTIONS];
-  METIS_SetDefaultOptions(options);
-  options[METIS_OPTION_SEED] = 1;  // deterministic
-  if (!adjncy.empty()) {
-    const int rc = METIS_PartGraphKway(&nv, &ncon, xadj.data(), adjncy.data(), nullptr, nullptr, nullptr,
-                                       &np, nullptr, nullptr, options, &objval, part.data());
-    TESSERA_CHECK(rc == METIS_OK, "METIS_PartGraphKway failed with status ", rc, " on a graph of ", n,
-                  " nodes into ", parts, " parts");
-  }
+  if (metis_available() && parts <= 1) return Permutation::from_order(rcm_pos_order);
+  const std::vector<int64_t> part = detail::metis_parts(adj, parts);
   // Parts one after another, RCM positions inside each part.
   std::vector<int64_t> pos(static_cast<size_t>(n));
   for (int64_t k = 0; k < n; ++k) pos[size_t(rcm_pos_order[size_t(k)])] = k;
@@ -156,10 +173,6 @@ Permutation partition_order(const CsrView<I>& g, int64_t part_size) {
     return part[size_t(a)] != part[size_t(b)] ? part[size_t(a)] < part[size_t(b)] : pos[size_t(a)] < pos[size_t(b)];
   });
   return Permutation::from_order(std::move(order));
-#else
-  (void)parts;
-  fail("partition_order: tessera was built without METIS (install libmetis-dev and reconfigure)");
-#endif
 }
 template Permutation partition_order(const CsrView<int32_t>&, int64_t);
 template Permutation partition_order(const CsrView<int64_t>&, int64_t);

@@ -19,15 +19,19 @@ template <class I> Permutation degree_sort(const CsrView<I>& g, bool descending 
 // METIS k-way order with `parts` parts (k from 1 to the node count; 128..65536 in the study).
 template <class I> Permutation partition_order_k(const CsrView<I>& g, int64_t parts);
 
-// Partition-based reordering: METIS parts of about `part_size` nodes (RCM inside, as
-// partition_order), then inside every part rows are regrouped greedily into runs of tile_rows
-// whose neighbour column blocks overlap most (column-signature clustering), repeated `passes`
-// times because moving rows also moves the column blocks. The result never has more non-empty
-// tile_rows x tile_cols tiles than the METIS order it starts from (the better one is kept).
+// Partition-based reordering: minimizes the non-empty tile_rows x tile_cols tiles. Start orders:
+// the METIS order (parts of about `part_size` nodes, RCM inside, as partition_order), the quotient
+// order (parts sequenced by RCM on the graph of parts, RCM inside each part) and global RCM; each
+// is refined `passes` times by regrouping the rows of every window (part_size positions) into
+// runs of tile_rows whose neighbour column blocks overlap most (column-signature clustering).
+// Every start and pass is scored by its tile count and the best is returned, so PBR never has
+// more tiles than RCM or (with METIS) the METIS order. Deterministic for any `threads` (0 =
+// OpenMP's default from 2^19 entries, one thread below): windows are refined independently.
 struct PbrOptions {
   int64_t part_size = 256;
   int tile_rows = 8, tile_cols = 8;
   int passes = 2;
+  int threads = 0;
 };
 template <class I> Permutation pbr(const CsrView<I>& g, const PbrOptions& opt = {});
 
