@@ -12,6 +12,7 @@
 // Python side needs no mirror of the C++ classes. The solver runs on `device` ("cpu", "cuda:0");
 // results come back as CPU float64 tensors. Pairs that fail to converge are counted in the
 // returned stats (and named by the Python wrapper), never silently returned.
+// graph_from_smiles returns the same batch for molecules read through RDKit (io/smiles.hpp).
 #include <torch/library.h>
 #include <ATen/ATen.h>
 
@@ -21,6 +22,7 @@
 
 #include "boundary.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/io/smiles.hpp"
 #include "tessera/kernels/marginalized.hpp"
 
 namespace tessera::pt {
@@ -163,6 +165,43 @@ at::Tensor graph_kernel_diag(const std::vector<at::Tensor>& x, const std::string
   return at::tensor(d, at::kDouble);
 }
 
+// The batch of the molecules (layout above; unweighted, 4 node attributes). Invalid SMILES and
+// builds without RDKit raise tessera::Error naming the input.
+std::vector<at::Tensor> graph_from_smiles(const std::vector<std::string>& smiles) {
+  TESSERA_CHECK(!smiles.empty(), "graph_from_smiles: empty list of SMILES");
+  const GraphCollection c = io::read_smiles(smiles);
+  int64_t N = 0, E = 0;
+  for (const auto& g : c.graphs) {
+    N += g.num_nodes();
+    E += g.adj.nnz();
+  }
+  const int64_t D = c.graphs[0].node_attrs.cols;
+  auto gptr = at::empty({int64_t(c.graphs.size()) + 1}, at::kLong), rowptr = at::empty({N + 1}, at::kLong);
+  auto col = at::empty({E}, at::kLong), nlab = at::empty({N}, at::kLong), elab = at::empty({E}, at::kLong);
+  auto attr = at::empty({N, D}, at::kFloat);
+  int64_t *gp = gptr.data_ptr<int64_t>(), *rp = rowptr.data_ptr<int64_t>(), *cp = col.data_ptr<int64_t>();
+  int64_t *np = nlab.data_ptr<int64_t>(), *ep = elab.data_ptr<int64_t>();
+  float* ap = attr.data_ptr<float>();
+  int64_t n0 = 0, e0 = 0;
+  gp[0] = rp[0] = 0;
+  for (size_t g = 0; g < c.graphs.size(); ++g) {
+    const LabeledGraph& G = c.graphs[g];
+    for (int64_t i = 0; i < G.num_nodes(); ++i) {
+      rp[n0 + i + 1] = e0 + G.adj.rowptr[size_t(i) + 1];
+      np[n0 + i] = G.node_labels[size_t(i)];
+      for (int64_t k = 0; k < D; ++k) ap[(n0 + i) * D + k] = G.node_attrs(i, k);
+    }
+    for (int64_t k = 0; k < G.adj.nnz(); ++k) {
+      cp[e0 + k] = G.adj.col[size_t(k)];
+      ep[e0 + k] = G.edge_labels[size_t(k)];
+    }
+    n0 += G.num_nodes();
+    e0 += G.adj.nnz();
+    gp[g + 1] = n0;
+  }
+  return {gptr, rowptr, col, at::empty({0}, at::kDouble), nlab, elab, attr};
+}
+
 std::vector<std::string> graph_kernel_hyperparameter_names(const std::string& node_kernel, const std::string& edge_kernel) {
   Options o;
   o.node_kernel = kernels::parse_base_kernel(node_kernel);
@@ -180,4 +219,5 @@ TORCH_LIBRARY_FRAGMENT(tessera, m) {
   m.def("graph_kernel_diag(Tensor[] x, str node_kernel, str edge_kernel, float q, int lmin, bool normalize, "
         "str dtype, str device, float tol, int max_iter) -> Tensor", TESSERA_OP(tessera::pt::graph_kernel_diag));
   m.def("graph_kernel_hyperparameter_names(str node_kernel, str edge_kernel) -> str[]", TESSERA_OP(tessera::pt::graph_kernel_hyperparameter_names));
+  m.def("graph_from_smiles(str[] smiles) -> Tensor[]", TESSERA_OP(tessera::pt::graph_from_smiles));
 }
