@@ -38,13 +38,30 @@ std::string predict_spmm(const PredictInput& in) {
   const auto& r = predict_rules();
   if (!in.cuda) return "cpu.rows";
   const bool half = in.dtype == DType::f16 || in.dtype == DType::bf16;
-  if (in.width >= r.wsb_min_width && in.fill_16x8 >= 0) {
-    if (half && in.fill_16x8 >= r.wsb_min_fill_half) return in.dtype == DType::f16 ? "cuda.wsb.f16" : "cuda.wsb.bf16";
-    if (in.dtype == DType::f32 && in.fill_16x8 >= r.wsb_min_fill_tf32) return "cuda.wsb.tf32";
+  if (half && in.width >= r.wsb_min_width) {
+    const std::string wsb = in.dtype == DType::f16 ? "cuda.wsb.f16" : "cuda.wsb.bf16";
+    // Dense tiles: a tensor-core tile does 16x8 multiply-adds per loaded X fragment.
+    if (in.fill_16x8 >= r.wsb_min_fill_half) return wsb;
+    // Small graphs with a few neighbours per row are latency-bound: a 16-row window's MMA chain
+    // finishes in fewer dependent steps than per-row gathers (measured: Cora, PubMed, clustered
+    // 32k; road-like graphs of degree ~3 and the 262k-row grid are faster on CSR).
+    if (in.degree_mean >= r.wsb_small_min_degree &&
+        (in.nodes <= r.wsb_small_nodes || (in.nodes <= r.wsb_medium_nodes && in.width <= r.wsb_medium_max_width)))
+      return wsb;
   }
-  if (in.width <= r.feature_parallel_max_width) return "cuda.csr.feature_parallel";
-  // cuSPARSE's CSR algorithms are tuned for f64 and for wide outputs of very high-degree rows.
-  if (in.dtype == DType::f64) return "cuda.cusparse";
+  if (in.dtype == DType::f32 && in.width >= r.wsb_min_width && in.fill_16x8 >= r.wsb_min_fill_tf32) return "cuda.wsb.tf32";
+  // cuSPARSE's CSR algorithms are tuned for f64.
+  if (in.dtype == DType::f64 && in.width > r.feature_parallel_max_width) return "cuda.cusparse";
+  // Scattered ids (few nonzeros share an 8x8 tile): nearly every gather misses L2, so memory-level
+  // parallelism decides, and cuSPARSE's nnz-balanced f32 kernels beat a group per row from F = 64
+  // (measured: scrambled R-MAT, BA, Cora, PubMed; R-MAT in generator order, fill 0.022, is not).
+  if (in.dtype == DType::f32 && in.width >= r.cusparse_min_width && in.fill_8x8 >= 0 &&
+      in.fill_8x8 < r.cusparse_max_fill_8x8)
+    return "cuda.cusparse";
+  // Narrow rows: several rows per warp keep lanes busy on skewed graphs; on regular ones the
+  // warp-row kernel's 16-byte loads and 4 gathers in flight win.
+  if (in.width <= r.feature_parallel_max_width)
+    return in.max_over_mean() >= r.feature_parallel_min_skew ? "cuda.csr.feature_parallel" : "cuda.csr.warp_row";
   return "cuda.csr.warp_row";
 }
 

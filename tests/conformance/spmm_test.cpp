@@ -64,6 +64,16 @@ std::vector<std::pair<std::string, Csr<I>>> graph_cases(uint64_t s) {
     }
   }
   out.emplace_back("row_lengths", build_csr(lengths, keep));
+  // More medium rows (129..2048 edges) than the CUDA block-per-row path takes (1024): they go to
+  // the chunked path instead.
+  Coo<I> medium;
+  medium.rows = 1100, medium.cols = 997;
+  for (int64_t r = 0; r < medium.rows; ++r)
+    for (int64_t k = 0, d = 129 + int64_t(rng() % 64); k < d; ++k) {
+      medium.src.push_back(I(rng() % uint64_t(medium.cols)));
+      medium.dst.push_back(I(r));
+    }
+  out.emplace_back("many_medium_rows", build_csr(medium, keep));
   return out;
 }
 

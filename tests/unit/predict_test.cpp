@@ -38,11 +38,32 @@ TEST(Predict, SpmmRules) {
   EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, r.wsb_min_fill_tf32, 0.3, 64, DType::f32)), "cuda.wsb.tf32");
   // Sparse tiles or narrow features: CSR kernels.
   EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, r.wsb_min_fill_half / 2, 0.01, 64, DType::f16)), "cuda.csr.warp_row");
-  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, 0.9, 0.9, r.wsb_min_width - 8, DType::f16)),
+  // Narrow features: several rows per warp only on skewed graphs.
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, 0.9, 0.9, r.wsb_min_width - 8, DType::f16)), "cuda.csr.warp_row");
+  const auto skewed_max = int64_t(16 * r.feature_parallel_min_skew);
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, skewed_max, 0.9, 0.9, r.wsb_min_width - 8, DType::f16)),
             "cuda.csr.feature_parallel");
-  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, -1, -1, 32, DType::f32)), "cuda.csr.feature_parallel");
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, -1, -1, 32, DType::f32)), "cuda.csr.warp_row");
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, skewed_max, -1, -1, 32, DType::f32)), "cuda.csr.feature_parallel");
   EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, -1, -1, 33, DType::f32)), "cuda.csr.warp_row");
   EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, 0.01, 0.01, 256, DType::f64)), "cuda.cusparse");
+  // Scattered ids: cuSPARSE for f32 from its minimum width, not below it, not for local ids.
+  const double scattered = r.cusparse_max_fill_8x8 / 2, local = r.cusparse_max_fill_8x8 * 2;
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, 0.01, scattered, r.cusparse_min_width, DType::f32)), "cuda.cusparse");
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, 20, 0.01, local, r.cusparse_min_width, DType::f32)), "cuda.csr.warp_row");
+  EXPECT_EQ(tune::predict_spmm(synthetic(16, skewed_max, 0.01, scattered, 32, DType::f32)),
+            "cuda.csr.feature_parallel");
+  // Small half-precision graphs: WSB when rows have a few neighbours, at any width up to the
+  // small-graph size and up to the medium width below the medium size.
+  const double deg = r.wsb_small_min_degree + 0.5;
+  EXPECT_EQ(tune::predict_spmm(synthetic(deg, 40, 0.01, 0.01, 256, DType::f16, true, r.wsb_small_nodes)), "cuda.wsb.f16");
+  EXPECT_EQ(tune::predict_spmm(synthetic(deg, 40, 0.01, 0.01, r.wsb_medium_max_width, DType::bf16, true,
+                                         r.wsb_medium_nodes)), "cuda.wsb.bf16");
+  EXPECT_EQ(tune::predict_spmm(synthetic(deg, 40, 0.01, 0.01, 2 * r.wsb_medium_max_width, DType::f16, true,
+                                         r.wsb_medium_nodes)), "cuda.csr.warp_row");
+  EXPECT_EQ(tune::predict_spmm(synthetic(r.wsb_small_min_degree - 0.5, 4, 0.01, 0.01, 64, DType::f16, true, 5000)),
+            "cuda.csr.warp_row");
+  EXPECT_EQ(tune::predict_spmm(synthetic(deg, 40, 0.01, 0.01, 64, DType::f32, true, 5000)), "cuda.cusparse");
 }
 
 TEST(Predict, SegmentReduceSplitsTheTopPercentAndWidensChunksForHugeHubs) {
@@ -78,13 +99,17 @@ TEST(Predict, AttentionAndReorderRules) {
 }
 
 TEST(Predict, GeneratedGraphsLandOnTheExpectedSide) {
-  // A power-law R-MAT splits heavy rows; a grid does not and is road-like.
+  // A power-law R-MAT is skewed and scattered (narrow features: several rows per warp); a grid is
+  // regular, road-like and local. Both split the top 1% of rows in a reduction (measured rule).
   const Csr<int64_t> rmat = gen::generate("rmat:scale=12,degree=16,seed=" + std::to_string(testing::seed() % 1000 + 1));
   const Csr<int64_t> grid = gen::generate("grid:rows=64,cols=64");
   const auto in_rmat = tune::predict_input(graph_stats(rmat.view()), 128, DType::f32, Device{DeviceKind::cuda, 0});
   const auto in_grid = tune::predict_input(graph_stats(grid.view()), 128, DType::f32, Device{DeviceKind::cuda, 0});
-  EXPECT_NE(tune::predict_segment_reduce(in_rmat).quantile, 0);
-  EXPECT_EQ(tune::predict_segment_reduce(in_grid).quantile, 0);
+  EXPECT_DOUBLE_EQ(tune::predict_segment_reduce(in_rmat).quantile, 0.99);
+  EXPECT_DOUBLE_EQ(tune::predict_segment_reduce(in_grid).quantile, 0.99);
+  auto narrow = [](tune::PredictInput in) { in.width = 16; return tune::predict_spmm(in); };
+  EXPECT_EQ(narrow(in_rmat), "cuda.csr.feature_parallel");
+  EXPECT_EQ(narrow(in_grid), "cuda.csr.warp_row");
   EXPECT_FALSE(tune::predict_reorder(in_grid).reorder);
   EXPECT_GT(in_grid.fill_8x8, in_rmat.fill_8x8);
 }

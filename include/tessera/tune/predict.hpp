@@ -39,6 +39,13 @@ struct PredictRules {
   double wsb_min_fill_tf32 = 0.25;   // f32 (tf32 mma): a higher bar, the CSR f32 kernels are strong
   int64_t wsb_min_width = 16;        // below one 16-feature n-tile pair the CSR kernels win
   int64_t feature_parallel_max_width = 32;
+  double feature_parallel_min_skew = 8;  // ... and only when max/mean degree reaches this
+  double wsb_small_min_degree = 3.5;     // f16/bf16 WSB on small graphs: mean degree from this
+  int64_t wsb_small_nodes = 20000;       // ... up to this many nodes at any width
+  int64_t wsb_medium_nodes = 32768;      // ... or up to this many nodes
+  int64_t wsb_medium_max_width = 64;     // ... at widths up to this
+  int64_t cusparse_min_width = 64;       // f32: cuSPARSE from this width when ids are scattered
+  double cusparse_max_fill_8x8 = 0.02;   // ... (mean 8x8 tile fill below this)
   int64_t big_chunk_degree = 16384;  // segment_reduce: chunks of 1024 edges when the max degree exceeds this
   double reorder_max_fill = 0.06;    // reorder when the 8x8 fill is below this (ids carry no locality)
   double reorder_min_degree = 4;     // ... and the graph is not road-like

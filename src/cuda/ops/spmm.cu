@@ -36,13 +36,20 @@ int64_t next_pow2(int64_t v) {
 }
 
 // Rows with more than kLongRow edges leave the row pass (a group of G lanes would walk them
-// alone: with kIlp = 4, about 32 dependent latencies is the most a row pass row costs). Up to
-// kBlockRow edges they get a whole block each (csr_block_rows_kernel); longer rows (hubs of
-// power-law graphs, up to 10^5 edges) are split into chunks of kChunk edges reduced into a
-// partial buffer with atomics (see RowsParams), so no row serializes more than a chunk.
+// alone: with kIlp = 4, about 32 dependent latencies is the most a row-pass row costs). They are
+// handled one of two ways, per graph:
+//  * block rows: when at most kMaxBlockRows rows have kLongRow..kBlockRow edges (small graphs,
+//    where one extra launch is all the time there is), each gets a whole block
+//    (csr_block_rows_kernel): one launch, no atomics, no zeroed buffer, no finalize pass.
+//  * chunks: otherwise (and for hubs above kBlockRow), rows are split into chunks of kChunk
+//    edges, packed G lanes per chunk and reduced into a partial buffer with atomics (see
+//    RowsParams). On R-MAT 2^17 (thousands of such rows) a block per row left most of each
+//    block idle and ran 1.4x slower than the packed chunks; on Cora the chunk path's three extra
+//    operations cost 3x the row pass itself.
 constexpr int64_t kLongRow = 128;
 constexpr int64_t kBlockRow = 2048;
-constexpr int64_t kChunk = 256;
+constexpr int64_t kMaxBlockRows = 1024;  // about one wave of resident blocks on an H200
+constexpr int64_t kChunk = 128;
 
 // Per-graph plan of the long-row handling, built once from a host copy of rowptr and cached by
 // graph id (bounded, thread-safe). Device layout: n_block block-row ids, n_long chunked row ids,
@@ -66,12 +73,18 @@ std::shared_ptr<LongRowPlan> build_plan(const CsrView<I>& g, const Exec& exec, b
   cudaStream_t s = cuda_stream(exec.stream);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(rp.data(), g.rowptr, rp.size() * sizeof(I), cudaMemcpyDeviceToHost, s));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  int64_t medium = 0;
+  for (int64_t i = 0; i < g.rows; ++i) {
+    const int64_t d = int64_t(rp[size_t(i) + 1]) - int64_t(rp[size_t(i)]);
+    medium += d > kLongRow && d <= kBlockRow ? 1 : 0;
+  }
+  const bool block_rows = medium <= kMaxBlockRows;
   std::vector<int64_t> block, rows, chunks;
   for (int64_t i = 0; i < g.rows; ++i) {
     const int64_t b = int64_t(rp[size_t(i)]), e = int64_t(rp[size_t(i) + 1]);
     plan->max_row = std::max(plan->max_row, e - b);
     if (e - b <= kLongRow) continue;
-    if (e - b <= kBlockRow) {
+    if (block_rows && e - b <= kBlockRow) {
       block.push_back(i);
       continue;
     }
