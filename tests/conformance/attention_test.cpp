@@ -190,6 +190,7 @@ struct Problem {
   Csr<I> g;
   Mat q, k, v, dout;
   std::vector<char> att;  // accumulation type
+  int threads = 0;        // CPU threads of the runs (0: OpenMP's default)
   Problem(const Case& cs, Csr<I> graph, uint64_t seed)
       : c(cs), g(std::move(graph)), q(cs.dtype, g.rows, cs.H * cs.C, cs.pad),
         k(cs.dtype, g.cols, cs.H * cs.C, cs.pad), v(cs.dtype, g.cols, cs.H * cs.C, cs.pad),
@@ -242,6 +243,7 @@ struct Problem {
     a.alpha_after_dropout = c.kind == AttentionKind::gatv2;
     Exec exec;
     exec.device = dev;
+    exec.threads = threads;
     attention_forward(a, exec, fwd_variant);
     Result r;
     r.out = to_doubles(bout.read(), c.dtype, g.rows, W, c.pad + W);
@@ -485,6 +487,39 @@ TEST(Attention, CpuHugeRowMatchesReference) {
     Problem<int32_t> P(c, nasty_graph<int32_t>(400, 2000, 3, 100000, seed), seed);
     check_cpu_variants(P, describe(c) + " huge row seed " + std::to_string(seed));
   }
+}
+
+// Rows are computed by one thread each and datt sums per-chunk partials in chunk order, so every
+// output (datt included) is bitwise the same for any thread count; enough rows for many chunks,
+// a hub row, dropout, and both the built and the symmetric sources walk.
+TEST(Attention, CpuFusedIsBitwiseTheSameForAnyThreadCount) {
+  const uint64_t seed = tessera::testing::seed();
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
+    for (bool symmetric : {false, true}) {
+      Case c;
+      c.kind = kind;
+      c.H = 3;
+      c.C = 20;
+      c.dropout = symmetric ? 0.0 : 0.25;
+      c.dropout_seed = seed;
+      c.symmetric = symmetric;
+      Problem<int32_t> P(c, nasty_graph<int32_t>(3000, 3000, 9, 20000, seed, symmetric), seed);
+      const std::string bwd = symmetric ? "cpu.fused.symmetric" : "cpu.fused.transpose";
+      P.threads = 1;
+      const Result one = P.run(Device{}, "cpu.fused", bwd);
+      for (int t : {2, 3, 5}) {
+        P.threads = t;
+        const Result r = P.run(Device{}, "cpu.fused", bwd);
+        const std::string what = describe(c) + " threads " + std::to_string(t) + " seed " + std::to_string(seed);
+        EXPECT_EQ(r.out, one.out) << what;
+        EXPECT_EQ(r.lse, one.lse) << what;
+        EXPECT_EQ(r.alpha, one.alpha) << what;
+        EXPECT_EQ(r.dq, one.dq) << what;
+        EXPECT_EQ(r.dk, one.dk) << what;
+        EXPECT_EQ(r.dv, one.dv) << what;
+        EXPECT_EQ(r.datt, one.datt) << what;
+      }
+    }
 }
 
 TEST(Attention, BadInputRaisesErrorsNamingTheProblem) {

@@ -17,10 +17,12 @@
 //   alpha_after_dropout (PyG's GATv2Conv returns them after dropout, TransformerConv before).
 //   Nothing of size O(nnz*H) is written unless `alpha` is requested.
 //
-// Backward recomputes alpha from lse: per target one walk accumulates
+// Backward recomputes alpha from lse: per target, walks over its entries give
 //   Delta_i = sum_j alpha_ij dA_ij  (dA_ij = m_ij/(1-p) <dO_i, value_j>, = <O_i, dO_i> in exact
 //   arithmetic, but summed here from the edges, so it stays exact when out is 16-bit; out is not
-//   read) together with the Delta-free parts of dq and datt, as dS_ij = alpha_ij (dA_ij - Delta_i):
+//   read), then dq and datt from dS_ij = alpha_ij (dA_ij - Delta_i) (the CPU backend keeps the
+//   row's alpha and alpha*dA in per-thread scratch between its two walks; the CUDA backend
+//   accumulates the Delta-free parts in one walk):
 //   Transformer: dq_i = scale sum_j dS_ij k_j; dk_j = scale sum_i dS_ij q_i; dv_j = sum_i alpha'_ij dO_i
 //   GATv2: z = x_r[i] + x_l[j]; dx_r[i] += dS a lrelu'(z); dx_l[j] += dS a lrelu'(z) + alpha' dO_i;
 //          datt += dS lrelu(z)   (lrelu'(0) = slope, as torch's leaky_relu backward).

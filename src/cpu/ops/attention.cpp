@@ -1,6 +1,15 @@
-// Attention CPU backend: OpenMP over targets (forward, backward targets pass) and over sources
-// (backward sources pass), one streaming walk per (node, head) with online softmax. No edge
-// tensors: per-thread buffers of one head width only.
+// Attention CPU backend. Every walk is OpenMP over fixed chunks of rows (targets, or sources for
+// the backward's second pass) cut by edge count, so hub rows do not serialize a thread and the
+// work split does not depend on the thread count. Each row walks its entries with all heads
+// inside (one gather of a neighbour's H*C features per entry, not one per head) and contiguous
+// inner loops over the channels marked `omp simd` (the float reductions vectorize). No edge
+// tensors: per-thread scratch of one row's entries x H only (logits, probabilities).
+//
+// Why not the earlier streaming layout: walking each head separately re-gathered every neighbour
+// H times, the online-softmax rescale and the two accumulator sets per channel (Delta-free parts
+// of dq/datt) doubled the inner work, and the sources pass's logit sum did not vectorize.
+// Results are bitwise the same for any thread count: rows are computed sequentially by one
+// thread, and datt sums per-chunk partials in chunk order.
 #include <omp.h>
 
 #include <algorithm>
@@ -14,52 +23,64 @@ namespace tessera::ops::detail {
 namespace {
 
 template <class T, class Acc>
-struct Rows {  // typed access to a strided feature matrix, one head at a time
-  const T* p;
-  int64_t ld, C;
-  const T* at(int64_t i, int64_t h) const { return p + i * ld + h * C; }
-};
-template <class T, class Acc>
-Rows<T, Acc> rows_of(const DenseView& m, int64_t C) { return {m.template as<T>(), m.ld, C}; }
-
-template <class T, class Acc>
-inline void load(Acc* dst, const T* src, int64_t C) {
+inline void load(Acc* __restrict dst, const T* __restrict src, int64_t C) {
+#pragma omp simd
   for (int64_t c = 0; c < C; ++c) dst[c] = Acc(src[c]);
 }
 
-// Shared per-call constants and the logit of one (target, source, head).
+// GATv2 logit of one head: sum_c att[c] * LeakyReLU(x[c] + y[c]) (symmetric in x and y, so the
+// targets pass (x = q_i) and the sources pass (x = k_j) compute bitwise the same value).
+template <class T, class Acc>
+inline Acc gat_logit(const Acc* __restrict x, const T* __restrict y, const Acc* __restrict att, Acc slope,
+                     int64_t C) {
+  Acc e = 0;
+#pragma omp simd reduction(+ : e)
+  for (int64_t c = 0; c < C; ++c) {
+    // LeakyReLU(z) as z * lrelu'(z) (bitwise the same): a select between constants vectorizes,
+    // `z > 0 ? z : slope * z` leaves a branch (the multiply could trap) and does not.
+    const Acc z = x[c] + Acc(y[c]);
+    e += att[c] * (z * (z > 0 ? Acc(1) : slope));
+  }
+  return e;
+}
+template <class T, class Acc>
+inline Acc dot(const Acc* __restrict x, const T* __restrict y, int64_t C) {
+  Acc e = 0;
+#pragma omp simd reduction(+ : e)
+  for (int64_t c = 0; c < C; ++c) e += x[c] * Acc(y[c]);
+  return e;
+}
+template <class T, class Acc>
+inline void axpy(Acc* __restrict acc, Acc w, const T* __restrict y, int64_t C) {
+#pragma omp simd
+  for (int64_t c = 0; c < C; ++c) acc[c] += w * Acc(y[c]);
+}
+
+// Shared per-call constants.
 template <class T, class I, class Acc>
 struct Ctx {
   const AttentionArgs<I>& a;
-  int64_t H, C;
-  Rows<T, Acc> q, k, v;
+  int64_t H, C, HC;
+  const T *q, *k, *v;
+  int64_t ldq, ldk, ldv;
   const Acc* att;
   Acc slope, scale;
   uint32_t threshold;
   Acc keep_scale;
+  bool gat;
   explicit Ctx(const AttentionArgs<I>& args)
-      : a(args), H(args.heads), C(args.channels), q(rows_of<T, Acc>(args.query, C)),
-        k(rows_of<T, Acc>(args.key, C)),
-        v(rows_of<T, Acc>(args.kind == AttentionKind::gatv2 ? args.key : args.value, C)),
+      : a(args), H(args.heads), C(args.channels), HC(args.heads * args.channels),
+        q(args.query.template as<T>()), k(args.key.template as<T>()),
+        v(args.kind == AttentionKind::gatv2 ? k : args.value.template as<T>()), ldq(args.query.ld),
+        ldk(args.key.ld), ldv(args.kind == AttentionKind::gatv2 ? args.key.ld : args.value.ld),
         att(static_cast<const Acc*>(args.att)), slope(Acc(args.negative_slope)),
         scale(Acc(args.logit_scale())), threshold(attention_dropout_threshold(args.dropout)),
-        keep_scale(args.dropout >= 1 ? Acc(0) : Acc(1.0 / (1.0 - args.dropout))) {}
-  bool gat() const { return a.kind == AttentionKind::gatv2; }
-  // qv: the target's row (accumulation type), kr: the source's row of head h.
-  Acc logit(const Acc* qv, const T* kr, int64_t h) const {
-    Acc e = 0;
-    if (gat()) {
-      const Acc* ah = att + h * C;
-#pragma omp simd reduction(+ : e)  // lets the compiler vectorize the float sum
-      for (int64_t c = 0; c < C; ++c) {
-        const Acc z = qv[c] + Acc(kr[c]);
-        e += ah[c] * (z > 0 ? z : slope * z);
-      }
-      return e;
-    }
-#pragma omp simd reduction(+ : e)
-    for (int64_t c = 0; c < C; ++c) e += qv[c] * Acc(kr[c]);
-    return e * scale;
+        keep_scale(args.dropout >= 1 ? Acc(0) : Acc(1.0 / (1.0 - args.dropout))),
+        gat(args.kind == AttentionKind::gatv2) {}
+  // Logit of head h between a row loaded in the accumulation type and a stored row (either role).
+  Acc logit(const Acc* loaded, const T* stored, int64_t h) const {
+    return gat ? gat_logit<T, Acc>(loaded, stored, att + h * C, slope, C)
+               : dot<T, Acc>(loaded, stored, C) * scale;
   }
   Acc drop(int64_t edge, int64_t h) const {
     if (threshold == 0) return Acc(1);
@@ -67,64 +88,97 @@ struct Ctx {
   }
 };
 
+// The walks gather whole neighbour rows in random order and stall on the first cache miss of
+// each; asking for the row of the entry kAhead positions on (into the next rows at a row's end)
+// hides most of that latency.
+constexpr int64_t kAhead = 3;
+inline void prefetch_row(const void* p, int64_t bytes) {
+  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
+}
+
 int threads_of(const Exec& exec) { return exec.threads > 0 ? exec.threads : omp_get_max_threads(); }
+
+// Chunk boundaries over rows: a chunk closes once its entries plus a per-row overhead reach
+// kChunkCost. Depends on the graph only, never on the thread count.
+template <class I>
+std::vector<int64_t> row_chunks(const I* ptr, int64_t rows) {
+  constexpr int64_t kChunkCost = 4096, kRowCost = 8;
+  std::vector<int64_t> b{0};
+  int64_t cost = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    cost += int64_t(ptr[i + 1] - ptr[i]) + kRowCost;
+    if (cost >= kChunkCost) {
+      b.push_back(i + 1);
+      cost = 0;
+    }
+  }
+  if (b.back() != rows) b.push_back(rows);
+  return b;
+}
 
 template <class T, class I>
 void forward(const AttentionArgs<I>& a, const Exec& exec) {
   using Acc = typename acc_of<T>::type;
   const Ctx<T, I, Acc> X(a);
   const auto& A = a.A;
-  const int64_t H = X.H, C = X.C;
+  const int64_t H = X.H, C = X.C, HC = X.HC;
   const Acc ninf = -std::numeric_limits<Acc>::infinity();
   Acc* lse = static_cast<Acc*>(a.lse);
   Acc* alpha = static_cast<Acc*>(a.alpha);
   T* out = a.out.template as<T>();
-  // Heads inside the edge loop: each source row (all H*C values, contiguous) is gathered once
-  // per edge, not once per head.
-  const size_t HC = static_cast<size_t>(H * C);
+  const auto chunks = row_chunks(A.rowptr, A.rows);
+  const int64_t nchunks = int64_t(chunks.size()) - 1;
+  const int64_t rowbytes = HC * int64_t(sizeof(T));
 #pragma omp parallel num_threads(threads_of(exec))
   {
-    std::vector<Acc> qv(HC), acc(HC), m(static_cast<size_t>(H)), s(static_cast<size_t>(H));
-#pragma omp for schedule(dynamic, 16)
-    for (int64_t i = 0; i < A.rows; ++i) {
-      const int64_t b = A.rowptr[i], end = A.rowptr[i + 1];
-      for (int64_t h = 0; h < H; ++h) load(qv.data() + h * C, X.q.at(i, h), C);
-      std::fill(acc.begin(), acc.end(), Acc(0));
-      std::fill(m.begin(), m.end(), ninf);
-      std::fill(s.begin(), s.end(), Acc(0));
-      for (int64_t e = b; e < end; ++e) {
-        const int64_t j = A.col[e];
-        for (int64_t h = 0; h < H; ++h) {
-          const Acc l = X.logit(qv.data() + h * C, X.k.at(j, h), h);
-          Acc* ah = acc.data() + h * C;
-          if (l > m[h]) {  // new running max: rescale what was accumulated so far
-            const Acc corr = m[h] == ninf ? Acc(0) : std::exp(m[h] - l);
-            s[h] *= corr;
-            for (int64_t c = 0; c < C; ++c) ah[c] *= corr;
-            m[h] = l;
-          }
-          const Acc p = std::exp(l - m[h]);
-          s[h] += p;
-          const Acc w = p * X.drop(e, h);
-          if (w != 0) {
-            const T* vr = X.v.at(j, h);
-            for (int64_t c = 0; c < C; ++c) ah[c] += w * Acc(vr[c]);
+    const size_t hc = static_cast<size_t>(HC), h1 = static_cast<size_t>(H);
+    std::vector<Acc> qv(hc), acc(hc), m(h1), s(h1), L;  // L: the row's logits, then probabilities
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t chunk = 0; chunk < nchunks; ++chunk)
+      for (int64_t i = chunks[size_t(chunk)]; i < chunks[size_t(chunk) + 1]; ++i) {
+        const int64_t b = A.rowptr[i], end = A.rowptr[i + 1];
+        if (L.size() < size_t((end - b) * H)) L.resize(size_t((end - b) * H));
+        load(qv.data(), X.q + i * X.ldq, HC);
+        std::fill(m.begin(), m.end(), ninf);
+        // Walk 1: logits of the row into scratch, and their max per head (an exact max, so no
+        // online rescaling of the accumulator).
+        for (int64_t e = b; e < end; ++e) {
+          if (e + kAhead < A.nnz) prefetch_row(X.k + int64_t(A.col[e + kAhead]) * X.ldk, rowbytes);
+          const T* kr = X.k + int64_t(A.col[e]) * X.ldk;
+          Acc* l = L.data() + (e - b) * H;
+          for (int64_t h = 0; h < H; ++h) {
+            l[h] = X.logit(qv.data() + h * C, kr + h * C, h);
+            m[h] = std::max(m[h], l[h]);
           }
         }
-      }
-      for (int64_t h = 0; h < H; ++h) {
-        T* o = out + i * a.out.ld + h * C;
-        const Acc inv = s[h] > 0 ? Acc(1) / s[h] : Acc(0);
-        for (int64_t c = 0; c < C; ++c) o[c] = T(acc[h * C + c] * inv);
-        const Acc l_i = s[h] > 0 ? m[h] + std::log(s[h]) : ninf;
-        if (lse) lse[i * H + h] = l_i;
-        if (alpha)
-          for (int64_t e = b; e < end; ++e) {
-            const Acc p = std::exp(X.logit(qv.data() + h * C, X.k.at(A.col[e], h), h) - l_i);
-            alpha[e * H + h] = a.alpha_after_dropout ? p * X.drop(e, h) : p;
+        // Walk 2: probabilities and the weighted sum of the values.
+        std::fill(acc.begin(), acc.end(), Acc(0));
+        std::fill(s.begin(), s.end(), Acc(0));
+        for (int64_t e = b; e < end; ++e) {
+          if (!X.gat && e + kAhead < end) prefetch_row(X.v + int64_t(A.col[e + kAhead]) * X.ldv, rowbytes);
+          const T* vr = X.v + int64_t(A.col[e]) * X.ldv;
+          Acc* l = L.data() + (e - b) * H;
+          for (int64_t h = 0; h < H; ++h) {
+            const Acc p = std::exp(l[h] - m[h]);
+            s[h] += p;
+            l[h] = p;
+            const Acc w = p * X.drop(e, h);
+            if (w != 0) axpy(acc.data() + h * C, w, vr + h * C, C);
           }
+        }
+        T* o = out + i * a.out.ld;
+        for (int64_t h = 0; h < H; ++h) {
+          const Acc inv = s[h] > 0 ? Acc(1) / s[h] : Acc(0);
+          for (int64_t c = 0; c < C; ++c) o[h * C + c] = T(acc[size_t(h * C + c)] * inv);
+          if (lse) lse[i * H + h] = s[h] > 0 ? m[h] + std::log(s[h]) : ninf;
+        }
+        if (alpha)
+          for (int64_t e = b; e < end; ++e)
+            for (int64_t h = 0; h < H; ++h) {
+              const Acc p = L[size_t((e - b) * H + h)] / s[size_t(h)];
+              alpha[e * H + h] = a.alpha_after_dropout ? p * X.drop(e, h) : p;
+            }
       }
-    }
   }
 }
 
@@ -134,72 +188,96 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
   const auto& a = bw.fwd;
   const Ctx<T, I, Acc> X(a);
   const auto& A = a.A;
-  const int64_t H = X.H, C = X.C;
-  const bool gat = X.gat();
+  const int64_t H = X.H, C = X.C, HC = X.HC;
+  const bool gat = X.gat;
+  const Acc slope = X.slope, scale = X.scale;
   const Acc* lse = static_cast<const Acc*>(a.lse);
-  const auto dO = rows_of<T, Acc>(bw.dout, C);
+  const T* dO = bw.dout.template as<T>();
+  const int64_t ldo = bw.dout.ld;
   const int nt = threads_of(exec);
   std::vector<Acc> delta(size_t(A.rows * H));
-  std::vector<Acc> datt(gat ? size_t(H * C) : 0, Acc(0));
+  const int64_t rowbytes = HC * int64_t(sizeof(T));
 
-  // Pass 1, per target, one walk: Delta_i = sum_j alpha_ij dA_ij accumulated alongside the
-  // D-free parts of dq and datt (dS = alpha (dA - Delta) is linear in Delta), so Delta is exact
-  // even when out is stored in 16 bits, and out is never read.
+  // Pass 1, per target i. Walk 1 recomputes alpha_ij = exp(e_ij - lse_i) and alpha_ij dA_ij into
+  // row scratch and sums Delta_i (from the edges, so it stays exact when out is 16-bit; out is
+  // never read); walk 2 then forms dS_ij = alpha_ij (dA_ij - Delta_i) and accumulates dq (and
+  // this chunk's datt partial) with one accumulator set.
+  const auto tchunks = row_chunks(A.rowptr, A.rows);
+  const int64_t ntc = int64_t(tchunks.size()) - 1;
+  std::vector<Acc> datt_part(gat ? size_t(ntc * HC) : 0, Acc(0));
 #pragma omp parallel num_threads(nt)
   {
-    const size_t Cs = static_cast<size_t>(C);
-    std::vector<Acc> qv(Cs), dov(Cs), dq1(Cs), dq2(Cs), da1(Cs), da2(Cs), datt_local(datt.size(), Acc(0));
-#pragma omp for schedule(dynamic, 16)
-    for (int64_t i = 0; i < A.rows; ++i) {
-      for (int64_t h = 0; h < H; ++h) {
-        load(qv.data(), X.q.at(i, h), C);
-        load(dov.data(), dO.at(i, h), C);
-        for (auto* v : {&dq1, &dq2, &da1, &da2}) std::fill(v->begin(), v->end(), Acc(0));
-        Acc D = 0;
-        for (int64_t e = A.rowptr[i]; e < A.rowptr[i + 1]; ++e) {
+    const size_t hc = static_cast<size_t>(HC), h1 = static_cast<size_t>(H);
+    std::vector<Acc> qv(hc), dov(hc), dq(hc), D(h1), P, G;  // P, G: the row's alpha, alpha * dA
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t chunk = 0; chunk < ntc; ++chunk) {
+      Acc* dat = gat ? datt_part.data() + chunk * HC : nullptr;
+      for (int64_t i = tchunks[size_t(chunk)]; i < tchunks[size_t(chunk) + 1]; ++i) {
+        const int64_t b = A.rowptr[i], end = A.rowptr[i + 1];
+        if (P.size() < size_t((end - b) * H)) {
+          P.resize(size_t((end - b) * H));
+          G.resize(size_t((end - b) * H));
+        }
+        load(qv.data(), X.q + i * X.ldq, HC);
+        load(dov.data(), dO + i * ldo, HC);
+        const Acc* li = lse + i * H;
+        std::fill(D.begin(), D.end(), Acc(0));
+        for (int64_t e = b; e < end; ++e) {
+          if (e + kAhead < A.nnz) {
+            const int64_t jn = A.col[e + kAhead];
+            prefetch_row(X.k + jn * X.ldk, rowbytes);
+            if (!gat) prefetch_row(X.v + jn * X.ldv, rowbytes);
+          }
           const int64_t j = A.col[e];
-          const T* kr = X.k.at(j, h);
-          const T* vr = X.v.at(j, h);
-          const Acc p = std::exp(X.logit(qv.data(), kr, h) - lse[i * H + h]);
-          Acc dp = 0;
-#pragma omp simd reduction(+ : dp)
-          for (int64_t c = 0; c < C; ++c) dp += dov[c] * Acc(vr[c]);
-          const Acc pdA = p * X.drop(e, h) * dp;  // alpha * dA; dS = pdA - alpha * Delta
-          D += pdA;
-          if (gat) {
-            const Acc* ah = X.att + h * C;
-            for (int64_t c = 0; c < C; ++c) {
-              const Acc z = qv[c] + Acc(kr[c]);
-              const Acc g = ah[c] * (z > 0 ? Acc(1) : X.slope), lz = z > 0 ? z : X.slope * z;
-              dq1[c] += pdA * g;
-              dq2[c] += p * g;
-              da1[c] += pdA * lz;
-              da2[c] += p * lz;
+          const T* kr = X.k + j * X.ldk;
+          const T* vr = X.v + j * X.ldv;
+          for (int64_t h = 0; h < H; ++h) {
+            const Acc p = std::exp(X.logit(qv.data() + h * C, kr + h * C, h) - li[h]);
+            const Acc pdA = p * X.drop(e, h) * dot(dov.data() + h * C, vr + h * C, C);
+            D[size_t(h)] += pdA;
+            P[size_t((e - b) * H + h)] = p;
+            G[size_t((e - b) * H + h)] = pdA;
+          }
+        }
+        std::fill(dq.begin(), dq.end(), Acc(0));
+        for (int64_t e = b; e < end; ++e) {
+          const T* kr = X.k + int64_t(A.col[e]) * X.ldk;
+          for (int64_t h = 0; h < H; ++h) {
+            const Acc dS = G[size_t((e - b) * H + h)] - P[size_t((e - b) * H + h)] * D[size_t(h)];
+            Acc* __restrict d = dq.data() + h * C;
+            if (!gat) {
+              axpy(d, dS, kr + h * C, C);
+              continue;
             }
-          } else {
+            const Acc* __restrict q = qv.data() + h * C;
+            const Acc* __restrict at = X.att + h * C;
+            const T* __restrict k = kr + h * C;
+            Acc* __restrict da = dat + h * C;
+#pragma omp simd
             for (int64_t c = 0; c < C; ++c) {
-              dq1[c] += pdA * Acc(kr[c]);
-              dq2[c] += p * Acc(kr[c]);
+              const Acc z = q[c] + Acc(k[c]);
+              const Acc g = z > 0 ? Acc(1) : slope;  // see gat_logit
+              d[c] += dS * at[c] * g;
+              da[c] += dS * (z * g);
             }
           }
         }
-        delta[i * H + h] = D;
-        const Acc s = gat ? Acc(1) : X.scale;
-        T* d = bw.dquery.template as<T>() + i * bw.dquery.ld + h * C;
-        for (int64_t c = 0; c < C; ++c) d[c] = T(s * (dq1[c] - D * dq2[c]));
-        if (gat)
-          for (int64_t c = 0; c < C; ++c) datt_local[h * C + c] += da1[c] - D * da2[c];
+        T* dqr = bw.dquery.template as<T>() + i * bw.dquery.ld;
+        const Acc s = gat ? Acc(1) : scale;
+        for (int64_t c = 0; c < HC; ++c) dqr[c] = T(s * dq[size_t(c)]);
+        for (int64_t h = 0; h < H; ++h) delta[size_t(i * H + h)] = D[size_t(h)];
       }
     }
-    if (gat) {
-#pragma omp critical(tessera_attention_datt)
-      for (size_t x = 0; x < datt.size(); ++x) datt[x] += datt_local[x];
-    }
   }
-  if (gat)
-    for (size_t x = 0; x < datt.size(); ++x) static_cast<Acc*>(bw.datt)[x] = datt[x];
+  if (gat) {  // chunk partials in chunk order: the same sum for any thread count
+    Acc* datt = static_cast<Acc*>(bw.datt);
+    std::fill(datt, datt + HC, Acc(0));
+    for (int64_t chunk = 0; chunk < ntc; ++chunk)
+      for (int64_t x = 0; x < HC; ++x) datt[x] += datt_part[size_t(chunk * HC + x)];
+  }
 
-  // Pass 2, per source j: walk the targets i of j's out-edges (transpose, or A when symmetric).
+  // Pass 2, per source j: walk the targets i of j's out-edges (transpose, or A when symmetric),
+  // recomputing alpha_ij from lse_i and dS_ij from Delta_i; no atomics.
   std::vector<I> tptr, trow, tperm;
   const I* colptr = nullptr;
   const I* row = nullptr;
@@ -220,61 +298,61 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
     row = trow.data();
     perm = tperm.data();
   }
+  const auto schunks = row_chunks(colptr, A.cols);
+  const int64_t nsc = int64_t(schunks.size()) - 1;
 #pragma omp parallel num_threads(nt)
   {
-    std::vector<Acc> kv(static_cast<size_t>(C)), vv(static_cast<size_t>(C)), dk(static_cast<size_t>(C)), dv(static_cast<size_t>(C)), qv(static_cast<size_t>(C));
-#pragma omp for schedule(dynamic, 16)
-    for (int64_t j = 0; j < A.cols; ++j) {
-      for (int64_t h = 0; h < H; ++h) {
-        load(kv.data(), X.k.at(j, h), C);
-        load(vv.data(), X.v.at(j, h), C);
+    const size_t hc = static_cast<size_t>(HC);
+    std::vector<Acc> kv(hc), vv(gat ? 0 : hc), dk(hc), dv(gat ? 0 : hc);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t chunk = 0; chunk < nsc; ++chunk)
+      for (int64_t j = schunks[size_t(chunk)]; j < schunks[size_t(chunk) + 1]; ++j) {
+        load(kv.data(), X.k + j * X.ldk, HC);
+        if (!gat) load(vv.data(), X.v + j * X.ldv, HC);
+        const Acc* vj = gat ? kv.data() : vv.data();
         std::fill(dk.begin(), dk.end(), Acc(0));
         std::fill(dv.begin(), dv.end(), Acc(0));
         for (int64_t t = colptr[j]; t < colptr[j + 1]; ++t) {
+          if (t + kAhead < A.nnz) {
+            const int64_t in = row[t + kAhead];
+            prefetch_row(X.q + in * X.ldq, rowbytes);
+            prefetch_row(dO + in * ldo, rowbytes);
+          }
           const int64_t i = row[t];
           const int64_t e = perm ? int64_t(perm[t]) : -1;
-          load(qv.data(), X.q.at(i, h), C);
-          const T* dor = dO.at(i, h);
-          // The logit with the roles of the loaded rows swapped: q_i is the target's row.
-          Acc l = 0;
-          if (gat) {
-            const Acc* ah = X.att + h * C;
-            for (int64_t c = 0; c < C; ++c) {
-              const Acc z = qv[c] + kv[c];
-              l += ah[c] * (z > 0 ? z : X.slope * z);
-            }
-          } else {
-            for (int64_t c = 0; c < C; ++c) l += qv[c] * kv[c];
-            l *= X.scale;
-          }
-          const Acc p = std::exp(l - lse[i * H + h]);
-          Acc dp = 0;
-#pragma omp simd reduction(+ : dp)
-          for (int64_t c = 0; c < C; ++c) dp += Acc(dor[c]) * vv[c];
-          const Acc keep = e >= 0 ? X.drop(e, h) : Acc(1);
-          const Acc dS = p * (keep * dp - delta[i * H + h]);
-          const Acc pk = p * keep;
-          if (gat) {
-            const Acc* ah = X.att + h * C;
-            for (int64_t c = 0; c < C; ++c) {
-              const Acc z = qv[c] + kv[c];
-              dk[c] += dS * ah[c] * (z > 0 ? Acc(1) : X.slope) + pk * Acc(dor[c]);
-            }
-          } else {
-            for (int64_t c = 0; c < C; ++c) {
-              dk[c] += dS * X.scale * qv[c];
-              dv[c] += pk * Acc(dor[c]);
+          const T* qr = X.q + i * X.ldq;
+          const T* dor = dO + i * ldo;
+          for (int64_t h = 0; h < H; ++h) {
+            const Acc p = std::exp(X.logit(kv.data() + h * C, qr + h * C, h) - lse[i * H + h]);
+            const Acc dp = dot(vj + h * C, dor + h * C, C);
+            const Acc keep = e >= 0 ? X.drop(e, h) : Acc(1);
+            const Acc dS = p * (keep * dp - delta[size_t(i * H + h)]);
+            const Acc pk = p * keep;
+            Acc* __restrict d = dk.data() + h * C;
+            const T* __restrict qh = qr + h * C;
+            const T* __restrict oh = dor + h * C;
+            if (gat) {
+              const Acc* __restrict kh = kv.data() + h * C;
+              const Acc* __restrict at = X.att + h * C;
+#pragma omp simd
+              for (int64_t c = 0; c < C; ++c) {
+                const Acc z = kh[c] + Acc(qh[c]);
+                const Acc g = z > 0 ? Acc(1) : slope;
+                d[c] += dS * at[c] * g + pk * Acc(oh[c]);
+              }
+            } else {
+              axpy(d, dS * scale, qh, C);
+              axpy(dv.data() + h * C, pk, oh, C);
             }
           }
         }
-        T* d = bw.dkey.template as<T>() + j * bw.dkey.ld + h * C;
-        for (int64_t c = 0; c < C; ++c) d[c] = T(dk[c]);
+        T* d = bw.dkey.template as<T>() + j * bw.dkey.ld;
+        for (int64_t c = 0; c < HC; ++c) d[c] = T(dk[size_t(c)]);
         if (!gat) {
-          T* dvr = bw.dvalue.template as<T>() + j * bw.dvalue.ld + h * C;
-          for (int64_t c = 0; c < C; ++c) dvr[c] = T(dv[c]);
+          T* dvr = bw.dvalue.template as<T>() + j * bw.dvalue.ld;
+          for (int64_t c = 0; c < HC; ++c) dvr[c] = T(dv[size_t(c)]);
         }
       }
-    }
   }
 }
 
