@@ -33,6 +33,13 @@ inline uint64_t seed(uint64_t salt = 0) {
   return h;
 }
 
+// TESSERA_TEST_SMALL=1 (set by scripts/gpu_session.sh under compute-sanitizer, which runs kernels
+// 10-100x slower): the big conformance sweeps cover fewer widths and dtypes, same graph cases.
+inline bool small_run() {
+  const char* e = std::getenv("TESSERA_TEST_SMALL");
+  return e && *e && std::string(e) != "0";
+}
+
 inline std::string shared_data_dir() {
   if (const char* e = std::getenv("TESSERA_SHARED_DATA")) return e;
 #ifdef TESSERA_SHARED_DATA
