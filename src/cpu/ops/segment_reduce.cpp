@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <cstdlib>
 #include <type_traits>
 #include <list>
 #include <memory>
@@ -57,33 +59,51 @@ inline void fold_narrow(const T* X, int64_t ldx, int64_t f0, int64_t n, const I*
 }
 
 // fp32 specialisation with GCC vector types: the auto-vectorised loop above stayed scalar in the
-// hot path (the per-lane select with mixed masks), and max/min ran ~5x slower than sum. 4 fp32 +
-// 4 int32 lanes per SSE2 register; the same rule, written as bit masks.
-template <bool kMax, class I>
-inline void fold_narrow_f32(const float* X, int64_t ldx, int64_t f0, int64_t n, const I* cols, int64_t m,
-                            float* acc, int32_t* arg32) {
+// hot path (the per-lane select with mixed masks), and max/min ran ~5x slower than sum. The same
+// rule as bit masks on W fp32 + W int32 lanes. The portable build targets baseline x86-64 (SSE2,
+// W = 4); wider copies are compiled for AVX2 (W = 8) and AVX-512 (W = 16) and picked at run time.
+template <bool kMax, int W, class I>
+__attribute__((always_inline)) inline void fold_f32_lanes(const float* X, int64_t ldx, int64_t f0, int64_t n,
+                                                          const I* cols, int64_t m, float* acc, int32_t* arg32) {
+  typedef float vf __attribute__((vector_size(4 * W)));
+  typedef int32_t vi __attribute__((vector_size(4 * W)));
   typedef float v4f __attribute__((vector_size(16)));
   typedef int32_t v4i __attribute__((vector_size(16)));
-  const int64_t n4 = n & ~int64_t(3);
+  const int64_t nw = n - n % W, n4 = n & ~int64_t(3);
   for (int64_t k = 0; k < m; ++k) {
     const int32_t j = int32_t(cols[k]);
     const float* x = X + int64_t(j) * ldx + f0;
-    const v4i jv = v4i{} + j;
-    for (int64_t t = 0; t < n4; t += 4) {
+    const vi jv = vi{} + j;
+    for (int64_t t = 0; t < nw; t += W) {
+      vf v, c;
+      vi a;
+      std::memcpy(&v, x + t, sizeof v);
+      std::memcpy(&c, acc + t, sizeof c);
+      std::memcpy(&a, arg32 + t, sizeof a);
+      const vi vn = v != v, cn = c != c, lower = jv < a;
+      const vi better = kMax ? (v > c) : (v < c);
+      const vi take = (vn & (~cn | lower)) | better | ((v == c) & lower);
+      c = (vf)(((vi)v & take) | ((vi)c & ~take));
+      a = (jv & take) | (a & ~take);
+      std::memcpy(acc + t, &c, sizeof c);
+      std::memcpy(arg32 + t, &a, sizeof a);
+    }
+    const v4i j4 = v4i{} + j;
+    for (int64_t t = nw; t < n4; t += 4) {
       v4f v, c;
       v4i a;
       std::memcpy(&v, x + t, sizeof v);
       std::memcpy(&c, acc + t, sizeof c);
       std::memcpy(&a, arg32 + t, sizeof a);
-      const v4i vn = v != v, cn = c != c, lower = jv < a;
+      const v4i vn = v != v, cn = c != c, lower = j4 < a;
       const v4i better = kMax ? (v > c) : (v < c);
       const v4i take = (vn & (~cn | lower)) | better | ((v == c) & lower);
       c = (v4f)(((v4i)v & take) | ((v4i)c & ~take));
-      a = (jv & take) | (a & ~take);
+      a = (j4 & take) | (a & ~take);
       std::memcpy(acc + t, &c, sizeof c);
       std::memcpy(arg32 + t, &a, sizeof a);
     }
-    for (int64_t t = n4; t < n; ++t) {
+    for (int64_t t = std::max(n4, nw); t < n; ++t) {
       const float v = x[t], c = acc[t];
       const bool vn = v != v, cn = c != c, lower = j < arg32[t];
       const bool take = (vn && (!cn || lower)) || (kMax ? v > c : v < c) || (v == c && lower);
@@ -94,6 +114,44 @@ inline void fold_narrow_f32(const float* X, int64_t ldx, int64_t f0, int64_t n, 
     }
   }
 }
+
+template <bool kMax, class I>
+__attribute__((target("avx512f"))) void fold_f32_avx512(const float* X, int64_t ldx, int64_t f0, int64_t n,
+                                                        const I* cols, int64_t m, float* acc, int32_t* arg32) {
+  fold_f32_lanes<kMax, 16>(X, ldx, f0, n, cols, m, acc, arg32);
+}
+template <bool kMax, class I>
+__attribute__((target("avx2"))) void fold_f32_avx2(const float* X, int64_t ldx, int64_t f0, int64_t n,
+                                                   const I* cols, int64_t m, float* acc, int32_t* arg32) {
+  fold_f32_lanes<kMax, 8>(X, ldx, f0, n, cols, m, acc, arg32);
+}
+
+// The widest copy this CPU runs (checked once). TESSERA_CPU_SIMD=sse2|avx2 caps it (tests compare
+// the copies; a user can rule out a suspect one).
+inline int simd_level() {
+  static const int level = [] {
+    __builtin_cpu_init();
+    int l = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (const char* e = std::getenv("TESSERA_CPU_SIMD")) {
+      const std::string cap(e);
+      if (cap == "sse2") l = 0;
+      else if (cap == "avx2") l = std::min(l, 1);
+    }
+    return l;
+  }();
+  return level;
+}
+
+template <bool kMax, class I>
+inline void fold_narrow_f32(const float* X, int64_t ldx, int64_t f0, int64_t n, const I* cols, int64_t m,
+                            float* acc, int32_t* arg32) {
+  switch (simd_level()) {
+    case 2: return fold_f32_avx512<kMax>(X, ldx, f0, n, cols, m, acc, arg32);
+    case 1: return fold_f32_avx2<kMax>(X, ldx, f0, n, cols, m, acc, arg32);
+    default: return fold_f32_lanes<kMax, 4>(X, ldx, f0, n, cols, m, acc, arg32);
+  }
+}
+
 template <bool kMax, class T, class A, class I>
 inline void fold_narrow_any(const T* X, int64_t ldx, int64_t f0, int64_t n, const I* cols, int64_t m, A* acc,
                             int32_t* arg32) {
