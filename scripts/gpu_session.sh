@@ -18,7 +18,9 @@ STAGES=("$@")
 # Only named benchmarks when BENCHES is set (space-separated basenames without extension).
 want() { local s; for s in "${STAGES[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 SUMMARY=()
-COMMIT=$(git rev-parse --verify -q HEAD 2>/dev/null || cat "${TESSERA_CARRY:-$ROOT/.carry}/COMMIT" 2>/dev/null || echo unknown)
+# The commit: .carry/COMMIT when present (written by prepare_carry.sh; the device copy of the tree may
+# sit inside a stale git checkout, whose HEAD a benchmark would otherwise report), else git.
+COMMIT=$(cat "${TESSERA_CARRY:-$ROOT/.carry}/COMMIT" 2>/dev/null || git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
 # Every benchmark JSON carries date, commit, device and the command that produced it.
 stamp_json() {  # stamp_json FILE COMMAND...
   local f=$1; shift
@@ -30,6 +32,8 @@ d = json.load(open(path))
 if isinstance(d, dict):
     dev = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
     d.setdefault("date", datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    if commit != "unknown":
+        d["commit"] = commit  # benchmarks that ask git on the device can read a stale checkout
     d.setdefault("commit", commit)
     d.setdefault("device", dev)
     d.setdefault("command", command)
@@ -59,7 +63,7 @@ fi
 [ -d "$DEPS/data" ] && export TESSERA_SHARED_DATA="$DEPS/data"
 export LD_LIBRARY_PATH="$DEPS/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
-{ echo "date: $(date -u +%FT%TZ)"; echo "commit: $(git rev-parse --verify -q HEAD 2>/dev/null || cat "$DEPS/COMMIT" 2>/dev/null || echo unknown)";
+{ echo "date: $(date -u +%FT%TZ)"; echo "commit: $COMMIT";
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader;
   python3 -c 'import torch;print("torch", torch.__version__, torch.version.cuda)';
   python3 -c 'import torch_geometric;print("pyg", torch_geometric.__version__)' 2>&1 | tail -1;
