@@ -4,7 +4,10 @@
 # JSON under $OUT. Run through the device tool from the repository root, carrying .carry/
 # (Debian packages unpacked into .carry/root — never into / — and a GoogleTest source tree):
 #   bash scripts/gpu_session.sh [stages...]      stages: build test cputest sanitize pytest bench (default: all but cputest)
-# Prepare .carry here once: see scripts/prepare_carry.sh.
+# Prepare .carry here once: see scripts/prepare_carry.sh. Before each device call, refresh the
+# commit it reports (`git rev-parse HEAD > .carry/COMMIT`); to run exactly a commit while the
+# tree has uncommitted work, carry a snapshot: `git archive HEAD | tar -x -C .carry/snap` and run
+# this script from .carry/snap with TESSERA_CARRY pointing at .carry.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
