@@ -8,6 +8,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "support/cli_run.hpp"
 #include "support/testing.hpp"
 #include "tessera/io/smiles.hpp"
 #include "unit/io_test_support.hpp"
@@ -16,28 +17,9 @@ namespace tessera {
 namespace {
 namespace fs = std::filesystem;
 
-fs::path cli_binary() {
-  if (const char* e = std::getenv("TESSERA_CLI")) return e;
-  return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "apps" / "cli" / "tessera";
-}
-
-struct Result {
-  int code = -1;
-  std::string out;  // stdout + stderr
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = cli_binary().string() + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using testing::cli_binary;
+using Result = testing::CliResult;
+inline Result run(const std::string& args) { return testing::run_cli(args); }
 
 TEST(CliSmiles, KernelOnASmilesCsv) {
   if (!fs::exists(cli_binary())) GTEST_SKIP() << "tessera binary not built at " << cli_binary();
