@@ -62,48 +62,37 @@ inline void fold_narrow(const T* X, int64_t ldx, int64_t f0, int64_t n, const I*
 // hot path (the per-lane select with mixed masks), and max/min ran ~5x slower than sum. The same
 // rule as bit masks on W fp32 + W int32 lanes. The portable build targets baseline x86-64 (SSE2,
 // W = 4); wider copies are compiled for AVX2 (W = 8) and AVX-512 (W = 16) and picked at run time.
+// One W-lane step of the rule on features [t, t + W): compare, select value and index.
+template <bool kMax, int W>
+__attribute__((always_inline)) inline void fold_step(const float* x, float* acc, int32_t* arg32, int32_t j) {
+  typedef float vf __attribute__((vector_size(4 * W)));
+  typedef int32_t vi __attribute__((vector_size(4 * W)));
+  const vi jv = vi{} + j;
+  vf v, c;
+  vi a;
+  std::memcpy(&v, x, sizeof v);
+  std::memcpy(&c, acc, sizeof c);
+  std::memcpy(&a, arg32, sizeof a);
+  const vi vn = v != v, cn = c != c, lower = jv < a;
+  const vi better = kMax ? (v > c) : (v < c);
+  const vi take = (vn & (~cn | lower)) | better | ((v == c) & lower);
+  c = (vf)(((vi)v & take) | ((vi)c & ~take));
+  a = (jv & take) | (a & ~take);
+  std::memcpy(acc, &c, sizeof c);
+  std::memcpy(arg32, &a, sizeof a);
+}
+
+// W-lane steps, then 4-lane steps for the rest of the multiple of 4, then scalars.
 template <bool kMax, int W, class I>
 __attribute__((always_inline)) inline void fold_f32_lanes(const float* X, int64_t ldx, int64_t f0, int64_t n,
                                                           const I* cols, int64_t m, float* acc, int32_t* arg32) {
-  typedef float vf __attribute__((vector_size(4 * W)));
-  typedef int32_t vi __attribute__((vector_size(4 * W)));
-  typedef float v4f __attribute__((vector_size(16)));
-  typedef int32_t v4i __attribute__((vector_size(16)));
-  const int64_t nw = n - n % W, n4 = n & ~int64_t(3);
+  const int64_t nw = n - n % W, n4 = std::max(nw, n & ~int64_t(3));
   for (int64_t k = 0; k < m; ++k) {
     const int32_t j = int32_t(cols[k]);
     const float* x = X + int64_t(j) * ldx + f0;
-    const vi jv = vi{} + j;
-    for (int64_t t = 0; t < nw; t += W) {
-      vf v, c;
-      vi a;
-      std::memcpy(&v, x + t, sizeof v);
-      std::memcpy(&c, acc + t, sizeof c);
-      std::memcpy(&a, arg32 + t, sizeof a);
-      const vi vn = v != v, cn = c != c, lower = jv < a;
-      const vi better = kMax ? (v > c) : (v < c);
-      const vi take = (vn & (~cn | lower)) | better | ((v == c) & lower);
-      c = (vf)(((vi)v & take) | ((vi)c & ~take));
-      a = (jv & take) | (a & ~take);
-      std::memcpy(acc + t, &c, sizeof c);
-      std::memcpy(arg32 + t, &a, sizeof a);
-    }
-    const v4i j4 = v4i{} + j;
-    for (int64_t t = nw; t < n4; t += 4) {
-      v4f v, c;
-      v4i a;
-      std::memcpy(&v, x + t, sizeof v);
-      std::memcpy(&c, acc + t, sizeof c);
-      std::memcpy(&a, arg32 + t, sizeof a);
-      const v4i vn = v != v, cn = c != c, lower = j4 < a;
-      const v4i better = kMax ? (v > c) : (v < c);
-      const v4i take = (vn & (~cn | lower)) | better | ((v == c) & lower);
-      c = (v4f)(((v4i)v & take) | ((v4i)c & ~take));
-      a = (j4 & take) | (a & ~take);
-      std::memcpy(acc + t, &c, sizeof c);
-      std::memcpy(arg32 + t, &a, sizeof a);
-    }
-    for (int64_t t = std::max(n4, nw); t < n; ++t) {
+    for (int64_t t = 0; t < nw; t += W) fold_step<kMax, W>(x + t, acc + t, arg32 + t, j);
+    for (int64_t t = nw; t < n4; t += 4) fold_step<kMax, 4>(x + t, acc + t, arg32 + t, j);
+    for (int64_t t = n4; t < n; ++t) {
       const float v = x[t], c = acc[t];
       const bool vn = v != v, cn = c != c, lower = j < arg32[t];
       const bool take = (vn && (!cn || lower)) || (kMax ? v > c : v < c) || (v == c && lower);
