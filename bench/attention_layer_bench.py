@@ -50,12 +50,7 @@ def measure(conv, x, edge_index, reps):
     if hasattr(conv, "_graph_cache"):  # tessera keeps the CSR of a reused edge_index: count it in the peak
         conv._graph_cache = type(conv._graph_cache)()
     gc.collect()
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
-    fwd_bwd()
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - base
+    peak = bc.peak_bytes_cuda(fwd_bwd)
     conv.zero_grad(set_to_none=True)
     return fwd, fb, peak
 

@@ -75,6 +75,17 @@ def time_layer_cpu(name: str, conv, x, graph, grad_out, reps: int) -> dict:
     return {"first_call_ms": first, "forward_ms": fwd, "forward_backward_ms": fb, "out": y}
 
 
+def peak_bytes_cuda(fn) -> int:
+    """Peak GPU memory allocated by one synchronized call of fn, above what was allocated before
+    it (torch's caching-allocator statistics)."""
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    fn()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - base
+
+
 def median_ms_cuda(fn, warmup: int = 3, reps: int = 10) -> float:
     for _ in range(warmup):
         fn()

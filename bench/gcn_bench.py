@@ -60,12 +60,7 @@ def measure(conv, x, edge_index, gy, reps):
     fb = bc.median_ms_cuda(fwd_bwd, reps=reps)
     conv.zero_grad(set_to_none=True)
     xg.grad = None
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
-    fwd_bwd()
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - base
+    peak = bc.peak_bytes_cuda(fwd_bwd)
     return fwd, fb, peak
 
 

@@ -23,12 +23,7 @@ SPECS = {"rmat": "rmat:scale=20,degree=16,seed=1", "grid": "grid:rows=1024,cols=
 
 
 def peak_mib(fn):
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
-    fn()
-    torch.cuda.synchronize()
-    return (torch.cuda.max_memory_allocated() - base) / 2**20
+    return bc.peak_bytes_cuda(fn) / 2**20
 
 
 def guarded(rec, key, fn):
