@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <string>
 
+#include <gtest/gtest.h>
+
 namespace tessera::testing {
 
 inline std::filesystem::path cli_binary() {
@@ -36,3 +38,11 @@ inline CliResult run_cli(const std::string& args) {
 }
 
 }  // namespace tessera::testing
+
+// Skips the current test when the tessera binary has not been built.
+#define TESSERA_REQUIRE_CLI()                                                                       \
+  do {                                                                                              \
+    if (!std::filesystem::exists(::tessera::testing::cli_binary()))                                 \
+      GTEST_SKIP() << "tessera binary not built at " << ::tessera::testing::cli_binary()            \
+                   << " (build target tessera)";                                                   \
+  } while (0)

@@ -15,73 +15,66 @@ namespace tessera {
 namespace {
 namespace fs = std::filesystem;
 
-using testing::cli_binary;
-using Result = testing::CliResult;
-inline Result run(const std::string& args) { return testing::run_cli(args); }
-
-#define REQUIRE_CLI()                                                                         \
-  do {                                                                                        \
-    if (!fs::exists(cli_binary()))                                                            \
-      GTEST_SKIP() << "tessera binary not built at " << cli_binary() << " (build target tessera)"; \
-  } while (0)
+using testing::CliResult;
+using testing::run_cli;
 
 TEST(CliCommands, HelpAndUsageErrors) {
-  REQUIRE_CLI();
+  TESSERA_REQUIRE_CLI();
   for (const char* cmd : {"inspect --help", "generate --help"}) {
-    const Result r = run(cmd);
+    const CliResult r = run_cli(cmd);
     EXPECT_EQ(r.code, 0) << cmd << "\n" << r.out;
     EXPECT_NE(r.out.find("Generator specs"), std::string::npos) << r.out;
   }
-  EXPECT_EQ(run("inspect").code, 2);                            // missing GRAPH
-  EXPECT_EQ(run("inspect grid --no-such-flag").code, 2);
-  EXPECT_EQ(run("generate grid").code, 2);                      // missing -o
-  EXPECT_EQ(run("generate grid -o x.txt --format nope").code, 2);
-  EXPECT_EQ(run("no-such-command").code, 2);
+  EXPECT_EQ(run_cli("inspect").code, 2);                            // missing GRAPH
+  EXPECT_EQ(run_cli("inspect grid --no-such-flag").code, 2);
+  EXPECT_EQ(run_cli("generate grid").code, 2);                      // missing -o
+  EXPECT_EQ(run_cli("generate grid -o x.txt --format nope").code, 2);
+  EXPECT_EQ(run_cli("no-such-command").code, 2);
 }
 
 TEST(CliCommands, InspectGeneratorSpec) {
-  REQUIRE_CLI();
-  const Result r = run("inspect grid:rows=3,cols=4 --tiles");
+  TESSERA_REQUIRE_CLI();
+  const CliResult r = run_cli("inspect grid:rows=3,cols=4 --tiles");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("nodes:        12"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("edges:        34"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("generated in"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("tiles 16x8"), std::string::npos) << r.out;
-  const Result j = run("inspect rmat:scale=8,degree=4 --json --symmetrize");
+  const CliResult j = run_cli("inspect rmat:scale=8,degree=4 --json --symmetrize");
   ASSERT_EQ(j.code, 0) << j.out;
   const auto doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(doc["graph"]["nodes"], 256);
   EXPECT_EQ(doc["graph"]["symmetric"], true);
   EXPECT_TRUE(doc.contains("load_seconds"));
-  const Result sbm = run("inspect sbm");
+  const CliResult sbm = run_cli("inspect sbm");
   ASSERT_EQ(sbm.code, 0) << sbm.out;
   EXPECT_NE(sbm.out.find("split:        train 200, val 400, test 1400"), std::string::npos) << sbm.out;
 }
 
 TEST(CliCommands, ErrorsExitOne) {
-  REQUIRE_CLI();
-  const Result r = run("inspect rmat:scale=8,bogus=1");
+  TESSERA_REQUIRE_CLI();
+  const CliResult r = run_cli("inspect rmat:scale=8,bogus=1");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("tessera: error: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unknown key 'bogus'"), std::string::npos) << r.out;
-  const Result missing = run("inspect /nonexistent/graph.txt");
+  const CliResult missing = run_cli("inspect /nonexistent/graph.txt");
   EXPECT_EQ(missing.code, 1) << missing.out;
   EXPECT_NE(missing.out.find("neither a file"), std::string::npos) << missing.out;
 }
 
 TEST(CliCommands, GenerateThenInspectRoundTrip) {
-  REQUIRE_CLI();
+  TESSERA_REQUIRE_CLI();
   const fs::path dir = fs::temp_directory_path() / ("tessera_cli_" + std::to_string(getpid()));
   fs::create_directories(dir);
   for (const char* ext : {".txt", ".mtx", ".tsr"}) {
     const std::string file = (dir / (std::string("g") + ext)).string();
-    const Result g = run("generate ws:nodes=500,k=4,p=0.1,seed=7 -o " + file);
+    const CliResult g = run_cli("generate ws:nodes=500,k=4,p=0.1,seed=7 -o " + file);
     ASSERT_EQ(g.code, 0) << g.out;
     EXPECT_NE(g.out.find("wrote " + file), std::string::npos) << g.out;
-    const Result i = run("inspect --json " + file);
+    const CliResult i = run_cli("inspect --json " + file);
     ASSERT_EQ(i.code, 0) << i.out;
     const auto doc = nlohmann::json::parse(i.out);
-    const Result ref = run("inspect --json ws:nodes=500,k=4,p=0.1,seed=7");
+    const CliResult ref = run_cli("inspect --json ws:nodes=500,k=4,p=0.1,seed=7");
     const auto want = nlohmann::json::parse(ref.out);
     EXPECT_EQ(doc["graph"]["edges"], want["graph"]["edges"]) << ext;
     EXPECT_EQ(doc["graph"]["degree"]["max"], want["graph"]["degree"]["max"]) << ext;
@@ -91,9 +84,9 @@ TEST(CliCommands, GenerateThenInspectRoundTrip) {
 }
 
 TEST(CliCommands, InspectCora) {
-  REQUIRE_CLI();
+  TESSERA_REQUIRE_CLI();
   TESSERA_REQUIRE_SHARED("cora");
-  const Result r = run("inspect " + testing::shared_data("cora"));
+  const CliResult r = run_cli("inspect " + testing::shared_data("cora"));
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("nodes:        2708"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("edges:        10556"), std::string::npos) << r.out;

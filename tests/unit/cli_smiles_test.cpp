@@ -17,31 +17,30 @@ namespace tessera {
 namespace {
 namespace fs = std::filesystem;
 
-using testing::cli_binary;
-using Result = testing::CliResult;
-inline Result run(const std::string& args) { return testing::run_cli(args); }
+using testing::CliResult;
+using testing::run_cli;
 
 TEST(CliSmiles, KernelOnASmilesCsv) {
-  if (!fs::exists(cli_binary())) GTEST_SKIP() << "tessera binary not built at " << cli_binary();
+  TESSERA_REQUIRE_CLI();
   testing::TempDir dir;
   testing::write_text(dir.file("m.csv"), "id,mol\n1,CCO\n2,c1ccccc1\n3,CC(=O)[O-].[Na+]\n4,C1CC\n");
   const std::string out = dir.file("k.csv");
   const std::string base = "kernel " + dir.file("m.csv") + " -o " + out + " --json";
   if (!io::have_rdkit()) {
-    const Result r = run(base + " --smiles-column mol");
+    const CliResult r = run_cli(base + " --smiles-column mol");
     EXPECT_EQ(r.code, 1) << r.out;
     EXPECT_NE(r.out.find("without RDKit"), std::string::npos) << r.out;
     GTEST_SKIP() << "tessera was built without RDKit (install librdkit-dev and rebuild)";
   }
   // No column named smiles: the error lists the columns.
-  Result r = run(base);
+  CliResult r = run_cli(base);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("no column named 'smiles'"), std::string::npos) << r.out;
   // Row 4 is invalid: file and line, unless skipped.
-  r = run(base + " --smiles-column mol");
+  r = run_cli(base + " --smiles-column mol");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("m.csv:5"), std::string::npos) << r.out;
-  r = run(base + " --smiles-column mol --skip-invalid --normalize");
+  r = run_cli(base + " --smiles-column mol --skip-invalid --normalize");
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["graphs"], 3);
@@ -63,7 +62,7 @@ TEST(CliSmiles, KernelOnASmilesCsv) {
     for (int k = 0; k < 3; ++k) EXPECT_EQ(v[size_t(3 * i + k)], v[size_t(3 * k + i)]);
   }
   // SMILES options on a TU directory are a mistake, said so.
-  r = run("kernel " + dir.str() + " --smiles-column mol -o " + out);
+  r = run_cli("kernel " + dir.str() + " --smiles-column mol -o " + out);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("apply to SMILES files"), std::string::npos) << r.out;
 }
