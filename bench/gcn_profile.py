@@ -6,6 +6,10 @@ gcn_bench.py gives the end-to-end ratios; this is the diagnostic that splits the
 transform (shared by both), the SpMM and everything else (bias, copies, allocations).
 
     python3 bench/gcn_profile.py [--graphs grid,rmat,clustered] [--width 256] [--reps 10] [--out FILE]
+                                 [--who tessera,pyg]
+Under Nsight Compute (hardware counters of the SpMM kernel, one launch):
+    ncu --clock-control none -k regex:csr_rows --launch-skip 3 --launch-count 1 --section SpeedOfLight \
+        --section MemoryWorkloadAnalysis python3 bench/gcn_profile.py --graphs grid --who tessera --reps 1
 """
 import argparse
 import sys
@@ -43,6 +47,7 @@ def main():
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--data-dir", default=None)
     p.add_argument("--out", default=None, help="also write the tables here")
+    p.add_argument("--who", default="tessera,pyg", help="which layers to profile (tessera, pyg)")
     a = p.parse_args()
     out = open(a.out, "w") if a.out else None
 
@@ -66,8 +71,9 @@ def main():
         w = a.width
         x = torch.randn(n, w, device=dev)
         gy = torch.randn(n, w, device=dev)
-        convs = {"tessera": GCNConv(w, w, cached=True).to(dev)}
-        if PygGCNConv is not None:
+        who = a.who.split(",")
+        convs = {"tessera": GCNConv(w, w, cached=True).to(dev)} if "tessera" in who else {}
+        if PygGCNConv is not None and "pyg" in who:
             convs["pyg"] = PygGCNConv(w, w, cached=True).to(dev)
         for who, conv in convs.items():
             xg = x.clone().requires_grad_()

@@ -9,8 +9,10 @@
 //
 //   spmm_wsb_bench --json bench/results/spmm_wsb_h200.json
 //   spmm_wsb_bench --quick                         # small graphs (CPU part only without a GPU)
+//   spmm_wsb_bench --graphs grid,clustered         # a subset of the graphs
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -188,7 +190,9 @@ int main(int argc, char** argv) {
   std::string json_path;
   std::vector<int64_t> widths = {64, 256, 512};
   int calls = 4, reps = 10;
+  std::vector<std::string> only;
   app.add_flag("--quick", quick, "small graphs");
+  app.add_option("--graphs", only, "run only these of rmat, grid, clustered (default: all)")->delimiter(',');
   app.add_option("--json", json_path, "write results here");
   app.add_option("--widths", widths, "feature widths");
   app.add_option("--calls", calls, "SpMM calls per epoch (2-layer GCN: 2 forward + 2 backward)");
@@ -207,6 +211,7 @@ int main(int argc, char** argv) {
                                                                  {"clustered", "clustered:nodes=65536,clusters=256,degree=200,seed=1"}};
     json results = json::array();
     for (const auto& [name, spec] : specs) {
+      if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
       const GraphCase gc = make_case(name, spec);
       json gr = {{"graph", name}, {"spec", spec}, {"nodes", gc.g.rows}, {"edges", gc.g.nnz()},
                  {"csr_bytes", csr_bytes(gc.g)}};

@@ -134,25 +134,25 @@ class Graph:
         return out
 
     # ---- compute ------------------------------------------------------------------------
-    def spmm(self, x: Tensor, values: Optional[Tensor] = None) -> Tensor:
-        return spmm(self, x, values)
+    def spmm(self, x: Tensor, values: Optional[Tensor] = None, bias: Optional[Tensor] = None) -> Tensor:
+        return spmm(self, x, values, bias)
 
     def __repr__(self):
         w = "weighted" if self.values is not None else "unweighted"
         return f"tessera.Graph({self.rows} x {self.cols}, nnz={self.nnz}, {w}, device={self.device}, id={self.id})"
 
 
-def spmm(graph: Graph, x: Tensor, values: Optional[Tensor] = None) -> Tensor:
-    """Y = A X, autograd-aware (dX through the memoized transpose, d(values) via SDDMM).
-    `values` overrides the graph's own values."""
+def spmm(graph: Graph, x: Tensor, values: Optional[Tensor] = None, bias: Optional[Tensor] = None) -> Tensor:
+    """Y = A X (+ bias), autograd-aware (dX through the memoized transpose, d(values) via SDDMM,
+    d(bias) = column sums of dY). `values` overrides the graph's own values; `bias` [F] is added
+    to every row inside the SpMM (one write of Y instead of a second pass)."""
     if x.dim() != 2 or x.size(0) != graph.cols:
         raise ValueError(f"spmm: x must be [{graph.cols}, F] for this graph, got {tuple(x.shape)}")
     v = graph.values if values is None else values
-    needs_grad = torch.is_grad_enabled() and (x.requires_grad or (v is not None and v.requires_grad))
-    if not needs_grad:
-        return _ops.spmm(graph.rowptr, graph.col, v, x, None, None, None, graph.id, 0)
+    if not (torch.is_grad_enabled() and x.requires_grad):  # the transpose serves dX only
+        return _ops.spmm(graph.rowptr, graph.col, v, x, None, None, None, graph.id, 0, bias)
     t_rowptr, t_col, perm, t_id = graph.transpose()
-    return _ops.spmm(graph.rowptr, graph.col, v, x, t_rowptr, t_col, perm, graph.id, t_id)
+    return _ops.spmm(graph.rowptr, graph.col, v, x, t_rowptr, t_col, perm, graph.id, t_id, bias)
 
 
 def is_torch_sparse_tensor(t) -> bool:

@@ -34,9 +34,8 @@ void GCNConvImpl::reset_parameters() {
 
 torch::Tensor GCNConvImpl::propagate(const torch::Tensor& x, const pt::Graph& g) {
   auto h = lin->forward(x);
-  auto out = pt::spmm(g, h);
-  if (bias.defined()) out = out + bias;
-  return out;
+  // + bias fused into the SpMM's one write of the output (a separate add re-reads and rewrites it)
+  return pt::spmm(g, h, {}, bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt);
 }
 
 torch::Tensor GCNConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph,

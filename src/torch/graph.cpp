@@ -113,16 +113,18 @@ Graph Graph::gcn_normalized(const std::string& self_loops, double fill, torch::S
   return out;
 }
 
-torch::Tensor spmm(const Graph& g, const torch::Tensor& x, const c10::optional<torch::Tensor>& values) {
+torch::Tensor spmm(const Graph& g, const torch::Tensor& x, const c10::optional<torch::Tensor>& values,
+                   const c10::optional<torch::Tensor>& bias) {
   TESSERA_CHECK(g.defined(), "spmm: empty graph");
   TESSERA_CHECK(x.dim() == 2 && x.size(0) == g.cols(), "spmm: x must be [", g.cols(), ", F] for a graph with ",
                 g.cols(), " source nodes, got ", x.sizes());
   c10::optional<torch::Tensor> v = values;
   if (!(v && v->defined()) && g.weighted()) v = g.values();
-  const bool needs_grad = torch::GradMode::is_enabled() && (x.requires_grad() || (v && v->defined() && v->requires_grad()));
-  if (!needs_grad) return tessera::pt::spmm(g.rowptr(), g.col(), v, x, {}, {}, {}, int64_t(g.id()), 0);
+  // The transpose is needed only for dX; a bias or values gradient alone does not build it.
+  const bool needs_dx = torch::GradMode::is_enabled() && x.requires_grad();
+  if (!needs_dx) return tessera::pt::spmm(g.rowptr(), g.col(), v, x, {}, {}, {}, int64_t(g.id()), 0, bias);
   const auto& t = g.transpose();
-  return tessera::pt::spmm(g.rowptr(), g.col(), v, x, t.rowptr, t.col, t.perm, int64_t(g.id()), int64_t(t.id));
+  return tessera::pt::spmm(g.rowptr(), g.col(), v, x, t.rowptr, t.col, t.perm, int64_t(g.id()), int64_t(t.id), bias);
 }
 
 }  // namespace tessera::pt

@@ -26,7 +26,7 @@ bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
 
 at::Tensor spmm_kernel(const at::Tensor& rowptr, const at::Tensor& col, const OptTensor& values,
                        const at::Tensor& x_in, const OptTensor&, const OptTensor&, const OptTensor&,
-                       int64_t graph_id, int64_t) {
+                       int64_t graph_id, int64_t, const OptTensor& bias) {
   check_csr_args(rowptr, col, "spmm");
   TESSERA_CHECK(x_in.defined() && x_in.dim() == 2, "spmm: x must be 2-D (nodes x features), got shape ",
                 x_in.sizes());
@@ -41,12 +41,20 @@ at::Tensor spmm_kernel(const at::Tensor& rowptr, const at::Tensor& col, const Op
     v = values->to(accum_type(x.scalar_type())).contiguous();
     check_values(v, col.size(0), accum_type(x.scalar_type()), dev, "spmm", "values");
   }
+  at::Tensor b;
+  if (has(bias)) {  // one value per feature, like values in the accumulation type
+    TESSERA_CHECK(bias->dim() == 1 && bias->size(0) == x.size(1), "spmm: bias must be 1-D with one entry per "
+                  "feature (", x.size(1), "), got shape ", bias->sizes());
+    b = bias->to(accum_type(x.scalar_type())).contiguous();
+    check_values(b, x.size(1), accum_type(x.scalar_type()), dev, "spmm", "bias");  // shape checked above
+  }
   TESSERA_DISPATCH_INDEX(index_type_from(rowptr, "spmm: rowptr"), I, [&] {
     ops::SpmmArgs<I> a;
     a.A = csr_view<I>(rowptr, col, x.size(0), dev, "spmm", uint64_t(graph_id));
     a.values = v.defined() ? v.data_ptr() : nullptr;
     a.X = dense_view(x, dev, "spmm", "x");
     a.Y = dense_view(y, dev, "spmm", "y");
+    a.bias = b.defined() ? b.data_ptr() : nullptr;
     ops::spmm<I>(a, ex.get());
   });
   return y;
@@ -83,13 +91,13 @@ struct CsrArgs {
 class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const OptTensor& values,
-                            const CsrArgs& g) {
+                            const OptTensor& bias, const CsrArgs& g) {
     at::AutoDispatchBelowADInplaceOrView below;
     static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("tessera::spmm", "").typed<decltype(spmm_kernel)>();
     const OptTensor tr = g.t_rowptr.defined() ? OptTensor(g.t_rowptr) : OptTensor();
     const OptTensor tc = g.t_col.defined() ? OptTensor(g.t_col) : OptTensor();
     const OptTensor tp = g.t_perm.defined() ? OptTensor(g.t_perm) : OptTensor();
-    auto y = op.call(g.rowptr, g.col, values, x, tr, tc, tp, g.id, g.t_id);
+    auto y = op.call(g.rowptr, g.col, values, x, tr, tc, tp, g.id, g.t_id, bias);
     const bool values_grad = has(values) && values->requires_grad();
     ctx->saved_data["rowptr"] = g.rowptr;
     ctx->saved_data["col"] = g.col;
@@ -100,6 +108,7 @@ class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
     ctx->saved_data["t_id"] = g.t_id;
     ctx->saved_data["x_grad"] = x.requires_grad();
     ctx->saved_data["values_grad"] = values_grad;
+    ctx->saved_data["bias_grad"] = has(bias) && bias->requires_grad();
     ctx->saved_data["num_cols"] = x.size(0);
     // X is needed only for the edge-value gradient; values only for dX.
     ctx->save_for_backward({values_grad ? x : at::Tensor(), has(values) ? *values : at::Tensor()});
@@ -114,7 +123,7 @@ class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
     const at::Tensor dy = grads[0].contiguous();
     const auto rowptr = ctx->saved_data["rowptr"].toTensor();
     const auto col = ctx->saved_data["col"].toTensor();
-    at::Tensor dx, dvalues;
+    at::Tensor dx, dvalues, dbias;
     if (ctx->saved_data["x_grad"].toBool()) {
       at::Tensor t_rowptr = ctx->saved_data["t_rowptr"].toTensor();
       at::Tensor t_col = ctx->saved_data["t_col"].toTensor();
@@ -126,17 +135,18 @@ class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
       }
       const OptTensor t_values = values.defined() ? OptTensor(values.index_select(0, t_perm)) : OptTensor();
       // Through the dispatcher, so create_graph=True makes dX differentiable again.
-      dx = tessera::pt::spmm(t_rowptr, t_col, t_values, dy, {}, {}, {}, t_id, 0);
+      dx = tessera::pt::spmm(t_rowptr, t_col, t_values, dy, {}, {}, {}, t_id, 0, {});
     }
     if (ctx->saved_data["values_grad"].toBool())
       dvalues = tessera::pt::sddmm(rowptr, col, dy, x, ctx->saved_data["id"].toInt()).to(values.scalar_type());
-    return {dx, dvalues, at::Tensor()};
+    if (ctx->saved_data["bias_grad"].toBool()) dbias = dy.sum(0, false, accum_type(dy.scalar_type()));
+    return {dx, dvalues, dbias, at::Tensor()};
   }
 };
 
 at::Tensor spmm_autograd(const at::Tensor& rowptr, const at::Tensor& col, const OptTensor& values,
                          const at::Tensor& x, const OptTensor& t_rowptr, const OptTensor& t_col,
-                         const OptTensor& t_perm, int64_t graph_id, int64_t t_graph_id) {
+                         const OptTensor& t_perm, int64_t graph_id, int64_t t_graph_id, const OptTensor& bias) {
   // Checked before autograd touches anything (values->to, apply) so bad input fails cleanly here.
   check_csr_args(rowptr, col, "spmm");
   TESSERA_CHECK(x.defined() && x.dim() == 2, "spmm: x must be 2-D (nodes x features), got shape ", x.sizes());
@@ -151,16 +161,22 @@ at::Tensor spmm_autograd(const at::Tensor& rowptr, const at::Tensor& col, const 
   // Values in the accumulation type of x (recorded by autograd, so their gradient flows back).
   OptTensor v;
   if (has(values)) v = values->to(accum_type(x.scalar_type()));
-  return SpmmFunction::apply(x, v, g);
+  OptTensor b;
+  if (has(bias)) {
+    TESSERA_CHECK(bias->dim() == 1 && bias->size(0) == x.size(1), "spmm: bias must be 1-D with one entry per "
+                  "feature (", x.size(1), "), got shape ", bias->sizes());
+    b = bias->to(accum_type(x.scalar_type()));
+  }
+  return SpmmFunction::apply(x, v, b, g);
 }
 
 }  // namespace
 
 at::Tensor spmm(const at::Tensor& rowptr, const at::Tensor& col, const OptTensor& values, const at::Tensor& x,
                 const OptTensor& t_rowptr, const OptTensor& t_col, const OptTensor& t_perm, int64_t graph_id,
-                int64_t t_graph_id) {
+                int64_t t_graph_id, const OptTensor& bias) {
   static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("tessera::spmm", "").typed<decltype(spmm_kernel)>();
-  return op.call(rowptr, col, values, x, t_rowptr, t_col, t_perm, graph_id, t_graph_id);
+  return op.call(rowptr, col, values, x, t_rowptr, t_col, t_perm, graph_id, t_graph_id, bias);
 }
 
 at::Tensor sddmm(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& a, const at::Tensor& b,
@@ -173,7 +189,7 @@ at::Tensor sddmm(const at::Tensor& rowptr, const at::Tensor& col, const at::Tens
 
 TORCH_LIBRARY_FRAGMENT(tessera, m) {
   m.def("spmm(Tensor rowptr, Tensor col, Tensor? values, Tensor x, Tensor? t_rowptr=None, Tensor? t_col=None, "
-        "Tensor? t_perm=None, int graph_id=0, int t_graph_id=0) -> Tensor");
+        "Tensor? t_perm=None, int graph_id=0, int t_graph_id=0, Tensor? bias=None) -> Tensor");
   m.def("sddmm(Tensor rowptr, Tensor col, Tensor a, Tensor b, int graph_id=0) -> Tensor");
 }
 

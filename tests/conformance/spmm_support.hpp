@@ -118,7 +118,7 @@ inline double operand_rel_error(const std::string& variant) {
 // output rounding). A dropped or doubled edge in float64 is many orders of magnitude above it.
 template <class I>
 std::vector<double> error_bound(const CsrView<I>& g, const void* values, const HostMatrix& X, DType dt,
-                                double operand_rel = 0) {
+                                double operand_rel = 0, const std::vector<double>& bias = {}) {
   const int64_t F = X.cols();
   std::vector<double> out(size_t(g.rows * F), 0.0), xsum(static_cast<size_t>(F), 0.0);
   // float16 has subnormals below 2^-14: values there are rounded to a fixed absolute spacing of
@@ -138,8 +138,10 @@ std::vector<double> error_bound(const CsrView<I>& g, const void* values, const H
         xsum[size_t(f)] += x;
       }
     }
-    for (int64_t f = 0; f < F; ++f)
-      out[size_t(i * F + f)] = out[size_t(i * F + f)] * rel + sub * (2.0 + xsum[size_t(f)]);
+    for (int64_t f = 0; f < F; ++f) {
+      const double b = bias.empty() ? 0.0 : std::fabs(bias[size_t(f)]);  // one more term of the sum
+      out[size_t(i * F + f)] = (out[size_t(i * F + f)] + b) * rel + sub * (2.0 + xsum[size_t(f)]);
+    }
   }
   return out;
 }

@@ -74,6 +74,17 @@ std::vector<std::pair<std::string, Csr<I>>> graph_cases(uint64_t s) {
       medium.dst.push_back(I(r));
     }
   out.emplace_back("many_medium_rows", build_csr(medium, keep));
+  // The long-row threshold is relative on dense graphs: max(128, 4 x ceil(mean degree)). Here
+  // 253 rows of 96 edges and rows of 399, 400 and 401 edges make the mean 99.6 -> 100, so the
+  // threshold is 400: the row pass keeps 399 and 400 and hands 401 on.
+  Coo<I> dense;
+  dense.rows = 256, dense.cols = 1009;
+  for (int64_t r = 0; r < dense.rows; ++r)
+    for (int64_t k = 0, d = r < 3 ? 399 + r : 96; k < d; ++k) {
+      dense.src.push_back(I(rng() % uint64_t(dense.cols)));
+      dense.dst.push_back(I(r));
+    }
+  out.emplace_back("relative_long_row", build_csr(dense, keep));
   return out;
 }
 
@@ -89,8 +100,9 @@ enum class Weights { graph, explicit_values, ones };
 template <class I>
 // offset (CUDA only): the device X and Y start that many bytes past an aligned allocation
 // (a whole number of elements), as a tensor slice would.
+// with_bias: a random bias [F] (accumulation type) is added to every row (SpmmArgs::bias).
 void check_case(const Csr<I>& g, const std::string& what, DType dt, int64_t F, bool strided, Weights wsrc,
-                uint64_t s, bool cuda, const std::vector<std::string>& names, size_t offset = 0) {
+                bool with_bias, uint64_t s, bool cuda, const std::vector<std::string>& names, size_t offset = 0) {
   std::mt19937_64 rng(s);
   const int64_t pad_x = strided ? 3 : 0, pad_y = strided ? 5 : 0;
   HostMatrix X(dt, g.cols, F, F + pad_x), Yref(dt, g.rows, F, F + pad_y);
@@ -112,10 +124,20 @@ void check_case(const Csr<I>& g, const std::string& what, DType dt, int64_t F, b
                             : dt == DType::f64 ? static_cast<const void*>(wd.data())
                                                : static_cast<const void*>(wf.data());
 
-  SpmmArgs<I> ref{gw.view(), host_values, X.view(), Yref.view()};
+  std::vector<float> bf;
+  std::vector<double> bd;
+  if (with_bias) {
+    std::uniform_real_distribution<double> u(-2.0, 2.0);
+    for (int64_t f = 0; f < F; ++f) bf.push_back(float(u(rng))), bd.push_back(bf.back());
+  }
+  const void* host_bias = !with_bias ? nullptr : dt == DType::f64 ? static_cast<const void*>(bd.data())
+                                                                  : static_cast<const void*>(bf.data());
+  const size_t bias_bytes = with_bias ? size_t(F) * (dt == DType::f64 ? 8 : 4) : 0;
+
+  SpmmArgs<I> ref{gw.view(), host_values, X.view(), Yref.view(), host_bias};
   Yref.poison();
   reference::spmm(ref);
-  const std::vector<double> bound = error_bound(gw.view(), host_values, X, dt);
+  const std::vector<double> bound = error_bound(gw.view(), host_values, X, dt, 0, bd);
 
   for (const auto& name : names) {
     if (name == "reference") continue;
@@ -125,10 +147,11 @@ void check_case(const Csr<I>& g, const std::string& what, DType dt, int64_t F, b
                             index_name(index_of<I>::value) + " F=" + std::to_string(F) +
                             (strided ? " strided" : "") + " ldx=" + std::to_string(X.ld()) +
                             " ldy=" + std::to_string(Y.ld()) + " offset_bytes=" + std::to_string(offset) +
-                            " weights=" + std::to_string(int(wsrc)) + " graph_rows=" + std::to_string(g.rows) +
+                            " weights=" + std::to_string(int(wsrc)) + (with_bias ? " bias" : "") +
+                            " graph_rows=" + std::to_string(g.rows) +
                             " nnz=" + std::to_string(g.nnz()) + " seed=" + std::to_string(s);
     if (!cuda) {
-      SpmmArgs<I> a{gw.view(), host_values, X.view(), Y.view()};
+      SpmmArgs<I> a{gw.view(), host_values, X.view(), Y.view(), host_bias};
       if (!spmm_registry<I>().is_eligible(spmm_registry<I>().get(name), a, Device{})) continue;
       spmm(a, Exec::cpu(), name);
     } else {
@@ -139,8 +162,9 @@ void check_case(const Csr<I>& g, const std::string& what, DType dt, int64_t F, b
       try {
         DeviceGraph<I> dg(gw);
         DeviceCopy dX(X, offset), dY(Y, offset),
-            dv(host_values, wsrc == Weights::explicit_values ? size_t(g.nnz()) * (dt == DType::f64 ? 8 : 4) : 0);
-        SpmmArgs<I> a{dg.view(), dv.ptr, dX.view(X), dY.view(Y)};
+            dv(host_values, wsrc == Weights::explicit_values ? size_t(g.nnz()) * (dt == DType::f64 ? 8 : 4) : 0),
+            db(host_bias, bias_bytes);
+        SpmmArgs<I> a{dg.view(), dv.ptr, dX.view(X), dY.view(Y), db.ptr};
         Exec ex;
         ex.device = Device{DeviceKind::cuda, 0};
         if (!spmm_registry<I>().is_eligible(spmm_registry<I>().get(name), a, ex.device)) continue;
@@ -162,7 +186,7 @@ void check_case(const Csr<I>& g, const std::string& what, DType dt, int64_t F, b
 #endif
     }
     if (const double op = operand_rel_error(name); op > 0)
-      expect_close(Y, Yref, error_bound(gw.view(), host_values, X, dt, op), dt, ctx);
+      expect_close(Y, Yref, error_bound(gw.view(), host_values, X, dt, op, bd), dt, ctx);
     else
       expect_close(Y, Yref, bound, dt, ctx);
   }
@@ -184,7 +208,8 @@ void run_conformance(bool cuda) {
         const Weights w = Weights(combo % 3);
         // Every 4th CUDA combo starts X and Y one element past an aligned address (a slice).
         const size_t offset = cuda && combo % 4 == 1 ? dtype_size(dt) : 0;
-        check_case(g, what, dt, F, strided, w, s + uint64_t(combo), cuda, names, offset);
+        // Bias on every other combo (so each weight source and stride meets both).
+        check_case(g, what, dt, F, strided, w, combo % 2 == 0, s + uint64_t(combo), cuda, names, offset);
         if (::testing::Test::HasFailure()) return;  // one clear failure, not thousands
       }
 }

@@ -94,16 +94,29 @@ def test_spmm_op_gradcheck_double(seed, index_dtype):
     rowptr, col = g.rowptr.to(index_dtype), g.col.to(index_dtype)
     values = torch.rand(g.nnz, dtype=torch.float64, requires_grad=True)
     x = torch.randn(n, 7, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(7, dtype=torch.float64, requires_grad=True)
     t_rowptr, t_col, perm = tessera.ops.csr_transpose(rowptr, col, n)
 
-    def with_cached_transpose(v, x):
-        return tessera.ops.spmm(rowptr, col, v, x, t_rowptr, t_col, perm, 0, 0)
+    def with_cached_transpose(v, x, b):
+        return tessera.ops.spmm(rowptr, col, v, x, t_rowptr, t_col, perm, 0, 0, b)
 
     def without_transpose(v, x):
         return tessera.ops.spmm(rowptr, col, v, x)
 
-    assert torch.autograd.gradcheck(with_cached_transpose, (values, x), eps=1e-6, atol=1e-6)
+    assert torch.autograd.gradcheck(with_cached_transpose, (values, x, bias), eps=1e-6, atol=1e-6)
     assert torch.autograd.gradcheck(without_transpose, (values, x), eps=1e-6, atol=1e-6)
+    # The fused bias is the unfused one, and a bias alone (x, values constant) still gets its gradient.
+    torch.testing.assert_close(with_cached_transpose(values, x, bias), without_transpose(values, x) + bias)
+    y = tessera.ops.spmm(rowptr, col, values.detach(), x.detach(), None, None, None, 0, 0, bias)
+    gy = torch.randn_like(y)
+    (db,) = torch.autograd.grad(y, bias, gy)
+    torch.testing.assert_close(db, gy.sum(0))
+
+
+def test_spmm_op_rejects_a_bias_of_the_wrong_width():
+    g = tessera.Graph.from_edge_index(torch.tensor([[0, 1], [1, 0]]), num_nodes=2)
+    with pytest.raises(RuntimeError, match="bias must be 1-D with one entry per feature"):
+        tessera.ops.spmm(g.rowptr, g.col, None, torch.randn(2, 3), None, None, None, 0, 0, torch.zeros(4))
 
 
 def test_gcnconv_gradcheck_double(seed):

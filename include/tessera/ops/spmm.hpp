@@ -3,8 +3,11 @@
 // and the GCN normalizations that produce A's weights.
 //
 // Semantics
-//   Y[i, :] = sum over entries k of row i: w[k] * X[col[k], :]     (Y is overwritten; empty rows -> 0)
+//   Y[i, :] = sum over entries k of row i: w[k] * X[col[k], :] (+ bias)  (Y is overwritten; empty rows
+//             -> 0, or the bias)
 //   w: `values` when given, else A.values, else 1.
+//   bias: optional F values of the accumulation type, added to every row after the sum (a layer's
+//   `+ b` fused into the single write of Y instead of a second read-modify-write pass over it).
 //   Value type: accumulation type of X's dtype (double for float64, float for float32/16/bf16).
 //   X: A.cols x F, Y: A.rows x F, both on A's device, same dtype, rows may be strided (ld >= F).
 //   Accumulation in float (double for float64) on every backend; the reference uses double.
@@ -49,6 +52,7 @@ struct SpmmArgs {
   const void* values = nullptr;   // nnz weights of the accumulation type, or nullptr (A.values/1)
   DenseView X;                    // A.cols x F
   DenseView Y;                    // A.rows x F (written)
+  const void* bias = nullptr;     // F values of the accumulation type, or nullptr (no bias)
 };
 
 template <class I>
@@ -80,7 +84,7 @@ template <class I>
 tune::Choice spmm_choose(const SpmmArgs<I>& args, const Exec& exec, const std::string& variant = "");
 
 // Bytes an SpMM must move at least (A read once: rowptr + col + values; X read once; Y written
-// once), and the per-edge gather volume E * F * sizeof(T) for context. Benchmarks report achieved
+// once; the bias read once), and the per-edge gather volume E * F * sizeof(T) for context. Benchmarks report achieved
 // bandwidth against `floor`.
 struct SpmmIo {
   double floor_bytes = 0;

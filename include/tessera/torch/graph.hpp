@@ -62,8 +62,10 @@ class Graph {
   std::shared_ptr<State> s_;
 };
 
-// Y = A X (autograd-aware: dX via the memoized transpose, d(values) via SDDMM). `values`
-// overrides the graph's own values when given.
-torch::Tensor spmm(const Graph& g, const torch::Tensor& x, const c10::optional<torch::Tensor>& values = {});
+// Y = A X (+ bias) (autograd-aware: dX via the memoized transpose, d(values) via SDDMM, d(bias)
+// = column sums of dY). `values` overrides the graph's own values when given; `bias` [F] is
+// added to every row inside the SpMM.
+torch::Tensor spmm(const Graph& g, const torch::Tensor& x, const c10::optional<torch::Tensor>& values = {},
+                   const c10::optional<torch::Tensor>& bias = {});
 
 }  // namespace tessera::pt

@@ -107,10 +107,7 @@ class GCNConv(torch.nn.Module):
     def forward(self, x: Tensor, edge_index, edge_weight: Optional[Tensor] = None) -> Tensor:
         g = self._graph(x, edge_index, edge_weight)
         x = self.lin(x)
-        out = g.spmm(x)
-        if self.bias is not None:
-            out = out + self.bias
-        return out
+        return g.spmm(x, bias=self.bias)  # + bias fused into the SpMM's single write of the output
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, {self.out_channels})"

@@ -46,6 +46,7 @@ void spmm_typed(const SpmmArgs<I>& a, const Exec& exec) {
   T* __restrict Y = a.Y.template as<T>();
   const W* wv = static_cast<const W*>(a.values);
   const float* wa = A.values;
+  const W* __restrict bias = static_cast<const W*>(a.bias);
 #pragma omp parallel num_threads(threads_of(exec))
   {
     std::vector<W> buf(size_t(std::max<int64_t>(F, 1)));
@@ -61,6 +62,10 @@ void spmm_typed(const SpmmArgs<I>& a, const Exec& exec) {
         for (int64_t f = 0; f < F; ++f) acc[f] += w * W(load(x[f]));
       }
       T* __restrict y = Y + i * ldy;
+      if (bias) {
+#pragma omp simd
+        for (int64_t f = 0; f < F; ++f) acc[f] += bias[f];
+      }
       if constexpr (std::is_same_v<T, W>) {
 #pragma omp simd
         for (int64_t f = 0; f < F; ++f) y[f] = acc[f];

@@ -35,10 +35,14 @@ int64_t next_pow2(int64_t v) {
   return p;
 }
 
-// Rows with more than kLongRow edges leave the row pass (a group of G lanes would walk them
-// alone: with kIlp = 4, about 32 dependent latencies is the most a row-pass row costs). They are
-// handled one of two ways, per graph:
-//  * block rows: when at most kMaxBlockRows rows have kLongRow..kBlockRow edges (small graphs,
+// Rows with more than long_row = max(kLongRow, kLongOverMean x mean degree) edges leave the row
+// pass (a group of G lanes would walk them alone: with kIlp = 4, about 32 dependent latencies is
+// the most a short-graph row-pass row costs). Relative to the mean because a row is a straggler
+// only against its neighbours in the launch: on a dense graph whose rows all hold ~150-200 edges
+// (the clustered benchmark graph) a fixed 128 sent every row to the chunk path, whose zeroed
+// partial buffer, atomics and finalize pass made the SpMM 1.6x slower than the row pass. Long
+// rows are handled one of two ways, per graph:
+//  * block rows: when at most kMaxBlockRows rows have long_row..kBlockRow edges (small graphs,
 //    where one extra launch is all the time there is), each gets a whole block
 //    (csr_block_rows_kernel): one launch, no atomics, no zeroed buffer, no finalize pass.
 //  * chunks: otherwise (and for hubs above kBlockRow), rows are split into chunks of kChunk
@@ -47,6 +51,7 @@ int64_t next_pow2(int64_t v) {
 //    block idle and ran 1.4x slower than the packed chunks; on Cora the chunk path's three extra
 //    operations cost 3x the row pass itself.
 constexpr int64_t kLongRow = 128;
+constexpr int64_t kLongOverMean = 4;
 constexpr int64_t kBlockRow = 2048;
 constexpr int64_t kMaxBlockRows = 1024;  // about one wave of resident blocks on an H200
 constexpr int64_t kChunk = 128;
@@ -55,7 +60,7 @@ constexpr int64_t kChunk = 128;
 // graph id (bounded, thread-safe). Device layout: n_block block-row ids, n_long chunked row ids,
 // then n_chunks (index into the chunked rows, begin, end) triples.
 struct LongRowPlan {
-  int64_t max_row = 0, n_block = 0, n_long = 0, n_chunks = 0;
+  int64_t long_row = kLongRow, max_row = 0, n_block = 0, n_long = 0, n_chunks = 0;
   void* device = nullptr;
   ~LongRowPlan() {
     if (device) cudaFree(device);
@@ -73,17 +78,20 @@ std::shared_ptr<LongRowPlan> build_plan(const CsrView<I>& g, const Exec& exec, b
   cudaStream_t s = cuda_stream(exec.stream);
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(rp.data(), g.rowptr, rp.size() * sizeof(I), cudaMemcpyDeviceToHost, s));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  const int64_t nnz = int64_t(rp.back()) - int64_t(rp.front());
+  const int64_t long_row = std::max(kLongRow, kLongOverMean * ((nnz + g.rows - 1) / g.rows));
+  plan->long_row = long_row;
   int64_t medium = 0;
   for (int64_t i = 0; i < g.rows; ++i) {
     const int64_t d = int64_t(rp[size_t(i) + 1]) - int64_t(rp[size_t(i)]);
-    medium += d > kLongRow && d <= kBlockRow ? 1 : 0;
+    medium += d > long_row && d <= kBlockRow ? 1 : 0;
   }
   const bool block_rows = medium <= kMaxBlockRows;
   std::vector<int64_t> block, rows, chunks;
   for (int64_t i = 0; i < g.rows; ++i) {
     const int64_t b = int64_t(rp[size_t(i)]), e = int64_t(rp[size_t(i) + 1]);
     plan->max_row = std::max(plan->max_row, e - b);
-    if (e - b <= kLongRow) continue;
+    if (e - b <= long_row) continue;
     if (block_rows && e - b <= kBlockRow) {
       block.push_back(i);
       continue;
@@ -140,7 +148,8 @@ void launch(const SpmmArgs<I>& a, const Exec& exec) {
   const bool split = plan && (plan->n_block > 0 || plan->n_long > 0);
   kernels::RowsParams<T, I> p{a.A.rows, a.X.cols, a.A.rowptr, a.A.col, static_cast<const W*>(a.values), a.A.values,
                               static_cast<const T*>(a.X.data), a.X.ld, static_cast<T*>(a.Y.data), a.Y.ld,
-                              split ? kLongRow : INT64_MAX, nullptr, 0, nullptr};
+                              split ? plan->long_row : INT64_MAX, nullptr, 0, nullptr,
+                              static_cast<const W*>(a.bias)};
   const cudaStream_t s = cuda_stream(exec.stream);
   const int64_t blocks = (a.A.rows * G + kBlock - 1) / kBlock;
   TESSERA_CHECK(blocks <= INT32_MAX, "spmm (cuda): too many rows (", a.A.rows, ")");
@@ -165,7 +174,7 @@ void launch(const SpmmArgs<I>& a, const Exec& exec) {
   const int64_t total = plan->n_long * a.X.cols;
   const unsigned fin_blocks = unsigned(std::min<int64_t>((total + kBlock - 1) / kBlock, 65535));
   kernels::finalize_long_rows_kernel<T><<<fin_blocks, kBlock, 0, s>>>(plan->long_rows(), plan->n_long, a.X.cols,
-                                                                        partial.as<W>(), p.Y, a.Y.ld);
+                                                                        partial.as<W>(), p.bias, p.Y, a.Y.ld);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 
@@ -246,6 +255,18 @@ void spmm_feature_parallel(const SpmmArgs<I>& a, const Exec& exec) {
 template <class I>
 void sddmm(const SddmmArgs<I>& a, const Exec& exec) {
   dispatch_device_type(a.X.dtype, [&](auto t) { sddmm_typed<decltype(t), I>(a, exec); });
+}
+
+void add_row_bias(const DenseView& Y, const void* bias, const Exec& exec) {
+  if (!bias || Y.rows == 0 || Y.cols == 0) return;
+  dispatch_device_type(Y.dtype, [&](auto t) {
+    using T = decltype(t);
+    const int64_t total = Y.rows * Y.cols;
+    const unsigned blocks = unsigned(std::min<int64_t>((total + kBlock - 1) / kBlock, 65535));
+    kernels::add_row_bias_kernel<T><<<blocks, kBlock, 0, cuda_stream(exec.stream)>>>(
+        static_cast<T*>(Y.data), Y.rows, Y.cols, Y.ld, static_cast<const kernels::Acc<T>*>(bias));
+    TESSERA_CUDA_LAUNCH_CHECK();
+  });
 }
 
 void row_plan_cache_clear() {

@@ -99,7 +99,16 @@ struct RowsParams {
   const int64_t* __restrict__ chunks;
   int64_t n_chunks;
   Acc<T>* __restrict__ partial;
+  const Acc<T>* __restrict__ bias = nullptr;  // F values added to every row at its one write of Y
 };
+
+// acc += bias[f0 + f .. f0 + f + V) (the fused `+ b` of a layer; no-op without a bias).
+template <class T, int V>
+__device__ __forceinline__ void add_bias(const Acc<T>* __restrict__ bias, int64_t f, Acc<T> (&acc)[V]) {
+  if (!bias) return;
+#pragma unroll
+  for (int t = 0; t < V; ++t) acc[t] += __ldg(bias + f + t);
+}
 
 // Source rows gathered concurrently per lane (see accumulate_edges).
 constexpr int kIlp = 4;
@@ -212,6 +221,7 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
 #pragma unroll
           for (int t = 0; t < V; ++t) atomicAdd(dst + t, acc[v][t]);
         } else {
+          add_bias<T, V>(p.bias, f0 + f, acc[v]);
           store_vec<T, V>(p.Y + out * p.ldy + f0 + f, acc[v]);
         }
       }
@@ -249,20 +259,33 @@ __global__ void __launch_bounds__(256) csr_block_rows_kernel(RowsParams<T, I> p,
       W s = W(0);
 #pragma unroll 4
       for (int g = 0; g < kGroups; ++g) s += red[g * kTile + i];
-      if (f0 + i < p.F) p.Y[row * p.ldy + f0 + i] = from_acc<T>(s);
+      if (f0 + i < p.F) p.Y[row * p.ldy + f0 + i] = from_acc<T>(p.bias ? s + p.bias[f0 + i] : s);
     }
     __syncthreads();
   }
 }
 
-// Y[long_rows[r], :] = partial[r, :] (converted to T).
+// Y[long_rows[r], :] = partial[r, :] (+ bias), converted to T.
 template <class T>
 __global__ void finalize_long_rows_kernel(const int64_t* __restrict__ long_rows, int64_t n_long, int64_t F,
-                                          const Acc<T>* __restrict__ partial, T* __restrict__ Y, int64_t ldy) {
+                                          const Acc<T>* __restrict__ partial, const Acc<T>* __restrict__ bias,
+                                          T* __restrict__ Y, int64_t ldy) {
   const int64_t total = n_long * F;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / F, f = i % F;
-    Y[long_rows[r] * ldy + f] = from_acc<T>(partial[i]);
+    Y[long_rows[r] * ldy + f] = from_acc<T>(bias ? partial[i] + bias[f] : partial[i]);
+  }
+}
+
+// Y[r, f] += bias[f] (for the variants whose epilogue cannot fuse it: cuSPARSE, WSB).
+template <class T>
+__global__ void add_row_bias_kernel(T* __restrict__ Y, int64_t rows, int64_t F, int64_t ldy,
+                                    const Acc<T>* __restrict__ bias) {
+  const int64_t total = rows * F;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t r = i / F, f = i % F;
+    T& y = Y[r * ldy + f];
+    y = from_acc<T>(to_acc(y) + bias[f]);
   }
 }
 

@@ -167,7 +167,11 @@ void register_spmm_wsb_variants(tune::Registry<SpmmArgs<I>>& reg) {
   for (const Entry& e : entries) {
     const DType dt = e.dtype;
     reg.add({e.name, tune::Backend::cuda, [dt](const A& a) { return ::tessera::cuda::wsb_eligible(a, dt); },
-             [dt](const A& a, const Exec& ex) { ::tessera::cuda::spmm_wsb(a, ex, dt); }, e.note});
+             [dt](const A& a, const Exec& ex) {
+               ::tessera::cuda::spmm_wsb(a, ex, dt);
+               cuda::add_row_bias(a.Y, a.bias, ex);  // the MMA epilogue writes raw tiles: bias after
+             },
+             e.note});
   }
 }
 

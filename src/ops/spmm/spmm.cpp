@@ -121,7 +121,10 @@ tune::Registry<SpmmArgs<I>> make_registry() {
 #ifdef TESSERA_WITH_CUDA
   reg.add({"cuda.cusparse", tune::Backend::cuda,
            [](const A& a) { return cuda::cusparse_supports(a.X.dtype); },
-           [](const A& a, const Exec& e) { cuda::spmm_cusparse(a, e); },
+           [](const A& a, const Exec& e) {
+             cuda::spmm_cusparse(a, e);
+             cuda::add_row_bias(a.Y, a.bias, e);  // cuSPARSE has no bias epilogue: one extra pass
+           },
            "cuSPARSE SpMM (f32/f64), per-graph descriptors and timed CSR_ALG1/2/3"});
   reg.add({"cuda.csr.warp_row", tune::Backend::cuda, nullptr,
            [](const A& a, const Exec& e) { cuda::spmm_warp_row(a, e); },
@@ -171,6 +174,8 @@ void validate_spmm(const SpmmArgs<I>& a, const Exec& exec) {
   const size_t ws = a.X.dtype == DType::f64 ? 8 : 4;  // accumulation type of the explicit weights
   TESSERA_CHECK(reinterpret_cast<uintptr_t>(a.values) % ws == 0, "spmm: values ", a.values,
                 " is not aligned to its ", ws, "-byte elements");
+  TESSERA_CHECK(reinterpret_cast<uintptr_t>(a.bias) % ws == 0, "spmm: bias ", a.bias, " is not aligned to its ", ws,
+                "-byte elements");
 }
 
 template <class I>
@@ -218,7 +223,7 @@ SpmmIo spmm_io(const SpmmArgs<I>& a) {
   const double F = double(a.X.cols);
   SpmmIo io;
   io.floor_bytes = double(a.A.rows + 1) * sizeof(I) + double(a.A.nnz) * (sizeof(I) + ws) +
-                   double(a.A.cols) * F * ts + double(a.A.rows) * F * ts;
+                   double(a.A.cols) * F * ts + double(a.A.rows) * F * ts + (a.bias ? F * ws : 0.0);
   io.gather_bytes = double(a.A.nnz) * F * ts;
   return io;
 }

@@ -33,6 +33,9 @@ constexpr int64_t kFeatureParallelMaxWidth = 32;
 
 template <class I> void sddmm(const SddmmArgs<I>& a, const Exec& exec);
 
+// Y[i, :] += bias for every row (no-op for a null bias): for the variants that cannot fuse it.
+void add_row_bias(const DenseView& Y, const void* bias, const Exec& exec);
+
 // Longest row of a device CSR (copies rowptr to the host once; used for the tuner signature).
 template <class I> int64_t max_row_length(const CsrView<I>& g, const Exec& exec);
 // Drops the cached long-row split plans of the custom kernels.

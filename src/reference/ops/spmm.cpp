@@ -29,6 +29,7 @@ void spmm_typed(const SpmmArgs<I>& a) {
   const int64_t F = a.X.cols;
   const T* X = a.X.template as<const T>();
   T* Y = a.Y.template as<T>();
+  const auto* bias = static_cast<const Acc<T>*>(a.bias);
   std::vector<double> acc(static_cast<size_t>(F));
   for (int64_t i = 0; i < A.rows; ++i) {
     std::fill(acc.begin(), acc.end(), 0.0);
@@ -38,7 +39,7 @@ void spmm_typed(const SpmmArgs<I>& a) {
       for (int64_t f = 0; f < F; ++f) acc[size_t(f)] += w * to_double(x[f]);
     }
     T* y = Y + i * a.Y.ld;
-    for (int64_t f = 0; f < F; ++f) y[f] = from_double<T>(acc[size_t(f)]);
+    for (int64_t f = 0; f < F; ++f) y[f] = from_double<T>(acc[size_t(f)] + (bias ? double(bias[f]) : 0.0));
   }
 }
 
