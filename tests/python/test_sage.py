@@ -2,6 +2,8 @@
 index_select + scatter_reduce, which is what PyG's SAGEConv computes), exact args under the tie rule
 (smallest source index), gradcheck in double, state_dict layout; against torch_geometric itself
 when it is importable (the GPU machine, tie-free inputs); CUDA cases skip without a GPU."""
+import copy
+
 import pytest
 import torch
 
@@ -172,7 +174,16 @@ def test_matches_pyg(cfg):
     torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
     ga, = torch.autograd.grad(a.square().sum(), x)
     gb, = torch.autograd.grad(b.square().sum(), x)
-    torch.testing.assert_close(ga, gb, rtol=1e-4, atol=1e-4)
+    # The gradient of the hub's inputs sums ~1000 float32 terms in another order on each side
+    # (PyG scatters with atomics), so the two may differ by more than 1e-4 where terms cancel
+    # (seen: 6 of 16000 entries at 1.9e-4 for aggr='sum'). The judge is PyG in float64: ours must
+    # be within 1e-4 of it or no further off than 4x PyG's own float32 error, entry by entry.
+    x64 = x.detach().double().requires_grad_()
+    exact = copy.deepcopy(theirs).double()
+    g64, = torch.autograd.grad(exact(x64, ei).square().sum(), x64)
+    ours_err, pyg_err = (ga.double() - g64).abs(), (gb.double() - g64).abs()
+    bound = 1e-4 * (1 + g64.abs()) + 4 * pyg_err
+    assert bool((ours_err <= bound).all()), (float(ours_err.max()), float(pyg_err.max()))
 
 
 @needs_cuda
