@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/gen/generators.hpp"
 #include "tessera/ops/attention.hpp"
@@ -141,18 +142,6 @@ Run bench_one(const Csr<int32_t>& g, AttentionKind kind, int64_t H, int64_t C, c
 
 constexpr double kH200CopyGBs = 4200.0;  // measured device copy bandwidth (read + write), DESIGN.md
 
-// HEAD of the repository the benchmark runs in (provenance of the JSON); "unknown" outside git.
-std::string git_head() {
-  std::string out;
-  if (FILE* p = popen("git rev-parse HEAD 2>/dev/null", "r")) {
-    char buf[64];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    pclose(p);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out.empty() ? "unknown" : out;
-}
-
 int main(int argc, char** argv) {
   CLI::App app{"fused attention benchmark"};
   // Defaults fit the machine: `attention_bench --json PATH` alone runs the GPU configuration
@@ -194,11 +183,8 @@ int main(int argc, char** argv) {
     }
   }
   if (!json_path.empty()) {
-    std::time_t t = std::time(nullptr);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-    const char* commit = std::getenv("TESSERA_COMMIT");
-    json doc = {{"date", buf}, {"commit", commit ? commit : git_head()}, {"device", device_name(dev)}, {"graph", spec}, {"nodes", g.rows}, {"edges", g.nnz()},
+    json doc = {{"date", bench::now_utc()}, {"commit", bench::git_commit()}, {"device", device_name(dev)},
+                {"graph", spec}, {"nodes", g.rows}, {"edges", g.nnz()},
                 {"command", std::string(argv[0]) + " --device " + device + " --spec " + spec + " --hc " + hc},
                 {"results", results}};
     std::ofstream(json_path + ".tmp") << doc.dump(2) << "\n";

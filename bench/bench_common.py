@@ -14,11 +14,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def commit() -> str:
+    """TESSERA_COMMIT when set (scripts/gpu_session.sh exports it: the GPU machine's copy of the
+    tree sits in a stale git checkout), else the repository's HEAD, else "unknown"."""
+    if os.environ.get("TESSERA_COMMIT"):
+        return os.environ["TESSERA_COMMIT"]
     try:
         return subprocess.check_output(["git", "-C", ROOT, "rev-parse", "HEAD"], stderr=subprocess.DEVNULL,
                                        text=True).strip()
     except Exception:
-        return os.environ.get("TESSERA_COMMIT", "unknown")
+        return "unknown"
 
 
 def cpu_model() -> str:

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/gen/generators.hpp"
 #include "tessera/graph/csr.hpp"
@@ -44,25 +45,6 @@ struct GraphCase {
   Csr<int32_t> g;
   GraphStats stats;
 };
-
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string git_commit() {
-  std::string cmd = std::string("git -C ") + TESSERA_SOURCE_DIR + " rev-parse --short HEAD 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "unknown";
-  char buf[64] = {0};
-  const bool ok = std::fgets(buf, sizeof buf, p) != nullptr;
-  pclose(p);
-  std::string s = ok ? buf : "unknown";
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  return s;
-}
 
 // Graph names: rmat, grid, clustered, and skew:<a> (R-MAT scale 18 deg 16 with quadrant weight a;
 // larger a = more skewed in-degrees) for the split-vs-no-split sweep.
@@ -148,7 +130,7 @@ int main(int argc, char** argv) {
     TESSERA_CHECK(!exec.device.is_cuda() || cuda_available(), "segment_reduce_bench: no CUDA device");
     std::string command;
     for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
-    json out = {{"benchmark", "segment_reduce"}, {"date", now_utc()}, {"commit", git_commit()},
+    json out = {{"benchmark", "segment_reduce"}, {"date", bench::now_utc()}, {"commit", bench::git_commit()},
                 {"device", device_name(exec.device)}, {"command", command}, {"dtype", "float32"},
                 {"index", "int32"}, {"reduce", reduce},
                 {"floor_definition", "rowptr + col read once, E x F gathered X rows, Y (+ int64 arg) written once"},

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/gen/generators.hpp"
 #include "tessera/graph/csr.hpp"
@@ -40,25 +41,6 @@ struct GraphCase {
   Csr<int32_t> g;
   double build_s = 0;
 };
-
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string git_commit() {
-  std::string cmd = std::string("git -C ") + TESSERA_SOURCE_DIR + " rev-parse --short HEAD 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "unknown";
-  char buf[64] = {0};
-  const bool ok = std::fgets(buf, sizeof buf, p) != nullptr;
-  pclose(p);
-  std::string s = ok ? buf : "unknown";
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  return s;
-}
 
 GraphCase make_graph(const std::string& name, bool quick) {
   GraphCase c;
@@ -134,7 +116,7 @@ int main(int argc, char** argv) {
     TESSERA_CHECK(!exec.device.is_cuda() || cuda_available(), "spmm_bench: no CUDA device");
     std::string command;
     for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
-    json out = {{"benchmark", "spmm"}, {"date", now_utc()}, {"commit", git_commit()},
+    json out = {{"benchmark", "spmm"}, {"date", bench::now_utc()}, {"commit", bench::git_commit()},
                 {"device", device_name(exec.device)}, {"command", command}, {"dtype", "float32"},
                 {"index", index}, {"floor_definition", "rowptr + col + values read once, X read once, Y written once"},
                 {"results", json::array()}, {"graphs", json::array()}};

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tessera/core/device.hpp"
+#include "bench_common.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/format/wsb.hpp"
 #include "tessera/gen/generators.hpp"
@@ -41,25 +42,6 @@ using namespace tessera;
 using json = nlohmann::json;
 
 namespace {
-
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
-std::string git_commit() {
-  const std::string cmd = std::string("git -C ") + TESSERA_SOURCE_DIR + " rev-parse --short HEAD 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "unknown";
-  char buf[64] = {0};
-  const bool ok = std::fgets(buf, sizeof buf, p) != nullptr;
-  pclose(p);
-  std::string s = ok ? buf : "unknown";
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  return s;
-}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -209,6 +191,9 @@ int main(int argc, char** argv) {
               : std::vector<std::pair<std::string, std::string>>{{"rmat", "rmat:scale=20,degree=16,seed=1"},
                                                                  {"grid", "grid:rows=1024,cols=1024"},
                                                                  {"clustered", "clustered:nodes=65536,clusters=256,degree=200,seed=1"}};
+    for (const auto& n : only)
+      TESSERA_CHECK(std::any_of(specs.begin(), specs.end(), [&](const auto& s) { return s.first == n; }),
+                    "--graphs: unknown graph '", n, "' (known: rmat, grid, clustered)");
     json results = json::array();
     for (const auto& [name, spec] : specs) {
       if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
@@ -239,7 +224,7 @@ int main(int argc, char** argv) {
       results.push_back(gr);
     }
     if (!json_path.empty()) {
-      json out = {{"benchmark", "spmm_wsb"}, {"date", now_utc()}, {"commit", git_commit()},
+      json out = {{"benchmark", "spmm_wsb"}, {"date", bench::now_utc()}, {"commit", bench::git_commit()},
                   {"device", device_name(cuda_available() ? Device{DeviceKind::cuda, 0} : Device{})},
                   {"command", command}, {"results", results}};
       const std::string tmp = json_path + ".tmp";

@@ -24,6 +24,7 @@ SUMMARY=()
 # The commit: .carry/COMMIT when present (written by prepare_carry.sh; the device copy of the tree may
 # sit inside a stale git checkout, whose HEAD a benchmark would otherwise report), else git.
 COMMIT=$(cat "${TESSERA_CARRY:-$ROOT/.carry}/COMMIT" 2>/dev/null || git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
+export TESSERA_COMMIT=$COMMIT  # read by the benchmarks' provenance (bench_common.{py,hpp}), also when run by hand after
 # Every benchmark JSON carries date, commit, device and the command that produced it.
 stamp_json() {  # stamp_json FILE COMMAND...
   local f=$1; shift
