@@ -46,7 +46,9 @@ torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const pt::Graph& gra
                 graph.cols(), " but x has ", x.size(0), " nodes");
   const torch::Tensor src = options.project() ? torch::relu(lin->forward(x)) : x;
   auto out = lin_l->forward(sage_aggregate(graph, src, options.aggr()));
-  if (options.root_weight()) out = out + lin_r->forward(x);
+  // + lin_r(x) accumulated by the GEMM into lin_l's output (beta = 1): no second [N, out] buffer
+  // and no separate add pass.
+  if (options.root_weight()) out = out.addmm_(x, lin_r->weight.t());
   if (options.normalize()) out = torch::nn::functional::normalize(out, torch::nn::functional::NormalizeFuncOptions().p(2.0).dim(-1));
   return out;
 }

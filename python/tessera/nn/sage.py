@@ -72,7 +72,9 @@ class SAGEConv(torch.nn.Module):
         src = self.lin(x).relu() if self.project else x
         out = self.lin_l(segment_reduce(g, src, self.aggr)[0])
         if self.root_weight:
-            out = out + self.lin_r(x)
+            # + lin_r(x) accumulated by the GEMM into lin_l's output (beta = 1): no second
+            # [N, out] buffer and no separate add pass (lin_r's weight is used directly).
+            out = out.addmm_(x, self.lin_r.weight.t())
         if self.normalize:
             out = torch.nn.functional.normalize(out, p=2.0, dim=-1)
         return out
