@@ -22,6 +22,12 @@ using OptTensor = c10::optional<at::Tensor>;
 
 bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
 
+// bias: one value per feature of x (checked by the autograd and the device kernels alike).
+void check_bias_shape(const at::Tensor& bias, int64_t features) {
+  TESSERA_CHECK(bias.dim() == 1 && bias.size(0) == features, "spmm: bias must be 1-D with one entry per feature (",
+                features, "), got shape ", bias.sizes());
+}
+
 // ---- kernels (CPU and CUDA share them: the core dispatches on Exec::device) ----
 
 at::Tensor spmm_kernel(const at::Tensor& rowptr, const at::Tensor& col, const OptTensor& values,
@@ -42,9 +48,8 @@ at::Tensor spmm_kernel(const at::Tensor& rowptr, const at::Tensor& col, const Op
     check_values(v, col.size(0), accum_type(x.scalar_type()), dev, "spmm", "values");
   }
   at::Tensor b;
-  if (has(bias)) {  // one value per feature, like values in the accumulation type
-    TESSERA_CHECK(bias->dim() == 1 && bias->size(0) == x.size(1), "spmm: bias must be 1-D with one entry per "
-                  "feature (", x.size(1), "), got shape ", bias->sizes());
+  if (has(bias)) {  // like values: in the accumulation type
+    check_bias_shape(*bias, x.size(1));
     b = bias->to(accum_type(x.scalar_type())).contiguous();
     check_values(b, x.size(1), accum_type(x.scalar_type()), dev, "spmm", "bias");  // shape checked above
   }
@@ -166,8 +171,7 @@ at::Tensor spmm_autograd(const at::Tensor& rowptr, const at::Tensor& col, const 
   if (has(values)) v = values->to(accum_type(x.scalar_type()));
   OptTensor b;
   if (has(bias)) {
-    TESSERA_CHECK(bias->dim() == 1 && bias->size(0) == x.size(1), "spmm: bias must be 1-D with one entry per "
-                  "feature (", x.size(1), "), got shape ", bias->sizes());
+    check_bias_shape(*bias, x.size(1));
     b = bias->to(accum_type(x.scalar_type()));
   }
   return SpmmFunction::apply(x, v, b, g);
