@@ -16,7 +16,8 @@ struct JobOutput {
   double value = 0;                // K (with lmin applied), unnormalized
   SolveStats stats;
   std::vector<double> gradient;    // when requested: node hypers, edge hypers, q
-  double flops = 0;
+  double flops = 0;                // useful arithmetic of all mat-vecs: 2 x nnz x nnz' + 2 x size each
+  double exec_flops = 0;           // arithmetic as executed (the CUDA dense path needs less)
 };
 
 struct BatchInput {

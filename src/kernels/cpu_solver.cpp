@@ -277,6 +277,7 @@ CpuPairOutput solve_pair_t(const PreparedGraph& g1, const PreparedGraph& g2, con
       }
   }
   res.out.flops = flops;
+  res.out.exec_flops = flops;  // the CPU runs the direct product
   return res;
 }
 }  // namespace

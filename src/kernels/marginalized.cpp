@@ -194,6 +194,7 @@ std::vector<detail::JobOutput> run_jobs(const detail::BatchInput& in, const std:
     stats.max_iterations = std::max(stats.max_iterations, o.stats.iterations);
     stats.max_residual = std::max(stats.max_residual, o.stats.residual);
     stats.matvec_flops += o.flops;
+    stats.matvec_flops_executed += o.exec_flops;
     if (o.stats.converged) ++stats.converged;
     else stats.failed.push_back({jobs[k].a, jobs[k].b, o.stats});
   }

@@ -7,6 +7,7 @@
 #include <array>
 #include <map>
 #include <random>
+#include <string>
 
 #include "support/testing.hpp"
 #include "tessera/io/graph_io.hpp"
@@ -115,6 +116,40 @@ TEST(GraphKernelCuda, LargeProteinLikeGraphsFitAndMatchCpu) {
   const auto gpu = MarginalizedGraphKernel(o).gram(gs);
   EXPECT_TRUE(gpu.stats.failed.empty());
   expect_close(gpu.K, cpu.K, 1e-9, "large");
+}
+
+// Dense octiles take the factored (plane) path of the CUDA mat-vec: tiles of one label, of up to
+// kMaxPlanes (4) labels, and of more (the sparse fallback), in pairs small enough for the shared
+// staging, too large for it, and one pair over the grid-wide large-pair path.
+TEST(GraphKernelCuda, DenseTilesOfManyLabelsMatchCpu) {
+  TESSERA_REQUIRE_CUDA();
+  std::mt19937_64 rng(testing::seed());
+  for (int edge_labels : {1, 3, 7}) {
+    std::vector<LabeledGraph> gs;
+    for (int n : {5, 13, 40, 97, 170, 600}) {
+      testing::LabeledGraphOptions go;
+      go.n = n;
+      go.edge_prob = n == 600 ? 0.1 : 0.85;
+      go.edge_labels = edge_labels;
+      gs.push_back(testing::random_labeled_graph(go, rng));
+    }
+    Options o;
+    o.q = 0.2;
+    o.node_kernel = BaseKernel::KroneckerDelta(0.4);
+    o.edge_kernel = BaseKernel::KroneckerDelta(0.3);
+    o.dtype = DType::f64;
+    const auto cpu = MarginalizedGraphKernel(o).gram(gs);
+    for (DType dt : {DType::f64, DType::f32}) {
+      o.dtype = dt;
+      o.device = Device{DeviceKind::cuda, 0};
+      const auto gpu = MarginalizedGraphKernel(o).gram(gs);
+      EXPECT_TRUE(gpu.stats.failed.empty());
+      EXPECT_GT(gpu.stats.matvec_flops_executed, 0);
+      expect_close(gpu.K, cpu.K, dt == DType::f64 ? 1e-9 : 1e-5,
+                   (std::string(dtype_name(dt)) + " labels " + std::to_string(edge_labels)).c_str());
+      o.device = Device{};
+    }
+  }
 }
 
 TEST(GraphKernelCuda, MutagGramMatchesCpu) {

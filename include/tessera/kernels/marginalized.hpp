@@ -84,7 +84,8 @@ struct GramStats {
   double mean_iterations = 0;
   double max_residual = 0;
   double seconds = 0;
-  double matvec_flops = 0;
+  double matvec_flops = 0;         // useful: 2 x nnz x nnz' (+ 2 x n n') per mat-vec, as a direct product
+  double matvec_flops_executed = 0;  // as executed (the CUDA dense tile path factors the product)
   std::vector<FailedPair> failed;  // pairs that hit max_iter: reported, never silent
   double pairs_per_second() const { return seconds > 0 ? double(pairs) / seconds : 0; }
 };

@@ -2,12 +2,19 @@
 //
 // A persistent grid (a few blocks per SM) pulls pairs from a work queue (atomic counter); each
 // block solves its pair's PCG entirely, its warps sharing the product-graph vectors through a
-// fixed scratch slice. The mat-vec walks octile pairs: a warp owns one 8x8 output block, decodes
-// the two tiles into shared memory (dense form) and either runs the dense 64x64 product (one
-// output per lane pair) or, for sparse tile pairs, distributes the nnz x nnz' products over the
-// lanes with shared-memory atomics. Scratch per block is a fixed slice: pairs too large for it
-// run in a later launch with fewer, larger slices, so memory is bounded by a budget rather than
-// by (largest graph)^2 x blocks.
+// fixed scratch slice and the pair's octiles through shared memory (staged once per pair when
+// they fit, read from global memory otherwise). Scratch per block is a fixed slice: pairs too
+// large for it run in a later launch with fewer, larger slices, so memory is bounded by a budget
+// rather than by (largest graph)^2 x blocks.
+//
+// The mat-vec: a warp owns one 8x8 output block (I, I') and walks the tile pairs (I, J) x (I', J').
+// - Dense tile pairs use the Kronecker identity on the tile: with the G tile split into planes A_l
+//   of one edge label each, (A (x) B o k_e) x = sum_l A_l X Bt_l^T with Bt_l = B o k_e(l, .), and
+//   Z_l = sum_J' X(J,J') Bt_l(I',J')^T accumulated over the row of G' before one A_l Z_l. That is
+//   2 x 512 multiply-adds per (tile pair, label) instead of 4096 label-dependent terms, all from
+//   registers and shared memory.
+// - Sparse tile pairs (few nonzeros, or a G tile with more than kMaxPlanes labels) distribute the
+//   nnz x nnz' products over the lanes with shared-memory atomics.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -21,6 +28,9 @@ namespace {
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
+constexpr int kMaxPlanes = 4;        // labels of a G tile the dense path splits it into
+constexpr int kSandwichPerPlane = 128;  // dense path when nnz x nnz' >= this x planes (cost model)
+constexpr int kStageBytes = 16 << 10;   // shared memory per block for the pair's octiles
 
 struct DevGraph {
   int32_t n, blocks, row_ptr, node;  // row_ptr: offset into row_ptr[], node: offset into node arrays
@@ -34,6 +44,11 @@ struct DevData {
   const int32_t* nz_ptr;    // absolute nonzero indices
   const float* weight;
   const uint16_t* label;
+  const float* dense_w;     // tiles x 64: every tile expanded (0 where empty)
+  const uint16_t* dense_l;  // tiles x 64: edge-label ids
+  const int32_t* plane_ptr; // tiles + 1: planes of tile t are [plane_ptr[t], plane_ptr[t+1]) (none: > kMaxPlanes labels)
+  const uint16_t* plane_label;
+  const float* plane_w;     // planes x 64: the tile's entries of one label
   const double* degree;
   const int32_t* node_label;
   const float* node_attr;
@@ -41,14 +56,27 @@ struct DevData {
   int L;
 };
 
+// Where the mat-vec reads the pair's expanded octiles: shared memory (staged) or global memory.
+// Tile tb of G' is at bw/bl[(tb - b0) * 64], plane p of G at aw[(p - a0) * 64].
+struct TileSrc {
+  const float* bw;
+  const uint16_t* bl;
+  int32_t b0;
+  const float* aw;
+  int32_t a0;
+};
+
+__device__ TileSrc global_tiles(const DevData& d) { return {d.dense_w, d.dense_l, 0, d.plane_w, 0}; }
+
 struct DevOut {
-  double value, residual;
+  double value, residual, exec_flops;  // exec_flops: arithmetic of one mat-vec as executed
   int32_t iterations, status;  // status: 1 converged, 0 not converged, -1 did not fit (retry)
 };
 
 template <class T>
 struct Shared {
   T a[kWarps][64], b[kWarps][64], acc[kWarps][64];
+  T buf[kWarps][kMaxPlanes * 64];  // dense path: Bt_l tiles, then Z_l
   uint16_t la[kWarps][64], lb[kWarps][64];
   uint8_t pa[kWarps][64], pb[kWarps][64];
   double red[kWarps];
@@ -71,32 +99,68 @@ __device__ double block_sum(double v, double* red, double* bcast) {
 }
 
 // out = W in over the output blocks first, first + stride, ... of the pair: the warps of one
-// block (first = warp, stride = kWarps) or every warp of the grid (the large-pair path).
+// block (first = warp, stride = kWarps) or every warp of the grid (the large-pair path). When
+// `flops` is set, each warp adds the arithmetic it executed (2 per multiply-add).
 template <class T>
-__device__ void matvec_w(const DevData& d, const DevGraph& g1, const DevGraph& g2, const T* __restrict__ tab,
-                         const T* __restrict__ in, T* __restrict__ out, Shared<T>& sh, int64_t first,
-                         int64_t stride) {
+__device__ void matvec_w(const DevData& d, const TileSrc& src, const DevGraph& g1, const DevGraph& g2,
+                         const T* __restrict__ tab, const T* __restrict__ in, T* __restrict__ out, Shared<T>& sh,
+                         int64_t first, int64_t stride, double* flops) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  // Dense path: lane owns Z[r][q], Z[r][q + 4] and then Y[r][q], Y[r][q + 4].
+  const int r = lane >> 2, q = lane & 3;
   const int B2 = g2.blocks;
   const int64_t nblk = int64_t(g1.blocks) * B2;
   T* sa = sh.a[warp];
   T* sb = sh.b[warp];
   T* acc = sh.acc[warp];
+  T* buf = sh.buf[warp];
+  double done = 0;
   for (int64_t ob = first; ob < nblk; ob += stride) {
     const int I = int(ob / B2), I2 = int(ob % B2);
-    T acc0 = 0, acc1 = 0;
+    T y0 = 0, y1 = 0;
     acc[lane] = 0;
     acc[lane + 32] = 0;
+    const int tb_begin = d.row_ptr[g2.row_ptr + I2], tb_end = d.row_ptr[g2.row_ptr + I2 + 1];
     for (int ta = d.row_ptr[g1.row_ptr + I]; ta < d.row_ptr[g1.row_ptr + I + 1]; ++ta) {
       const unsigned long long ma = d.mask[ta];
       const int na = __popcll(ma), za = d.nz_ptr[ta];
       const int J = d.tile_col[ta];
-      for (int tb = d.row_ptr[g2.row_ptr + I2]; tb < d.row_ptr[g2.row_ptr + I2 + 1]; ++tb) {
+      const int p0 = d.plane_ptr[ta], P = d.plane_ptr[ta + 1] - p0;
+      T z[kMaxPlanes][2] = {};
+      bool dense_any = false;
+      for (int tb = tb_begin; tb < tb_end; ++tb) {
         const unsigned long long mb = d.mask[tb];
         const int nb = __popcll(mb), zb = d.nz_ptr[tb];
         const T* x = in + (int64_t(J) * B2 + d.tile_col[tb]) * 64;
         __syncwarp();
-        if (na * nb <= 1024) {
+        if (P > 0 && na * nb >= kSandwichPerPlane * P) {
+          // Z_l += X Bt_l^T: X row r from the vector, Bt_l built in shared memory by the warp.
+          T xr[8];
+#pragma unroll
+          for (int c2 = 0; c2 < 8; ++c2) xr[c2] = x[r * 8 + c2];
+          const float* bw = src.bw + int64_t(tb - src.b0) * 64;
+          const uint16_t* bl = src.bl + int64_t(tb - src.b0) * 64;
+          const float w0 = bw[lane], w1 = bw[lane + 32];
+          const int l0 = bl[lane], l1 = bl[lane + 32];
+          for (int p = 0; p < P; ++p) {
+            const T* trow = tab + int(d.plane_label[p0 + p]) * d.L;
+            buf[p * 64 + lane] = T(w0) * trow[l0];
+            buf[p * 64 + lane + 32] = T(w1) * trow[l1];
+          }
+          __syncwarp();
+#pragma unroll
+          for (int p = 0; p < kMaxPlanes; ++p) {
+            if (p >= P) break;
+            const T* bt = buf + p * 64;
+#pragma unroll
+            for (int c2 = 0; c2 < 8; ++c2) {
+              z[p][0] += xr[c2] * bt[q * 8 + c2];
+              z[p][1] += xr[c2] * bt[(q + 4) * 8 + c2];
+            }
+          }
+          dense_any = true;
+          done += 1024.0 * P / 32;
+        } else {
           // sparse x sparse: compact nonzeros in shared memory, nnz*nnz' products over the lanes.
           for (int bit = lane; bit < 64; bit += 32) {
             const unsigned long long below = (1ull << bit) - 1;
@@ -120,42 +184,40 @@ __device__ void matvec_w(const DevData& d, const DevGraph& g1, const DevGraph& g
             const T v = sa[ka] * sb[kb] * tab[sh.la[warp][ka] * d.L + sh.lb[warp][kb]] * x[(bA & 7) * 8 + (bB & 7)];
             atomicAdd(&acc[(bA >> 3) * 8 + (bB >> 3)], v);
           }
-        } else {
-          // dense x dense: tiles expanded to 8x8 in shared memory, 64 outputs x 64 terms per warp.
-          for (int bit = lane; bit < 64; bit += 32) {
-            const unsigned long long below = (1ull << bit) - 1;
-            const bool ia = (ma >> bit) & 1, ib = (mb >> bit) & 1;
-            const int kA = __popcll(ma & below), kB = __popcll(mb & below);
-            sa[bit] = ia ? T(d.weight[za + kA]) : T(0);
-            sh.la[warp][bit] = ia ? d.label[za + kA] : 0;
-            sb[bit] = ib ? T(d.weight[zb + kB]) : T(0);
-            sh.lb[warp][bit] = ib ? d.label[zb + kB] : 0;
-          }
-          __syncwarp();
+          done += 2.0 * na * nb / 32;
+        }
+      }
+      if (dense_any) {
+        // Y += A_l Z_l: Z_l through shared memory (layout Z[c][r2]), A_l rows from the planes.
+        __syncwarp();
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int o = lane + 32 * h, r = o >> 3, r2 = o & 7;
-            T s = 0;
-            for (int c = 0; c < 8; ++c) {
-              const T av = sa[r * 8 + c];
-              if (av == T(0)) continue;
-              const T* trow = tab + sh.la[warp][r * 8 + c] * d.L;
-              T s2 = 0;
-#pragma unroll
-              for (int c2 = 0; c2 < 8; ++c2) s2 += sb[r2 * 8 + c2] * trow[sh.lb[warp][r2 * 8 + c2]] * x[c * 8 + c2];
-              s += av * s2;
-            }
-            if (h == 0) acc0 += s;
-            else acc1 += s;
-          }
+        for (int p = 0; p < kMaxPlanes; ++p) {
+          if (p >= P) break;
+          buf[p * 64 + r * 8 + q] = z[p][0];
+          buf[p * 64 + r * 8 + q + 4] = z[p][1];
         }
         __syncwarp();
+        for (int p = 0; p < P; ++p) {
+          const float* ar = src.aw + int64_t(p0 + p - src.a0) * 64 + r * 8;
+          const T* zt = buf + p * 64;
+#pragma unroll
+          for (int c = 0; c < 8; ++c) {
+            const T av = T(ar[c]);
+            y0 += av * zt[c * 8 + q];
+            y1 += av * zt[c * 8 + q + 4];
+          }
+        }
+        done += 1024.0 * P / 32;
       }
     }
     __syncwarp();
-    out[int64_t(ob) * 64 + lane] = acc0 + acc[lane];
-    out[int64_t(ob) * 64 + lane + 32] = acc1 + acc[lane + 32];
+    out[int64_t(ob) * 64 + r * 8 + q] = y0 + acc[r * 8 + q];
+    out[int64_t(ob) * 64 + r * 8 + q + 4] = y1 + acc[r * 8 + q + 4];
     __syncwarp();
+  }
+  if (flops) {
+    for (int o = 16; o; o >>= 1) done += __shfl_down_sync(0xffffffffu, done, o);
+    if (lane == 0 && done > 0) atomicAdd(flops, done);
   }
 }
 
@@ -165,6 +227,7 @@ __global__ void __launch_bounds__(kThreads) mgk_pcg_kernel(DevData d, BaseKernel
                                                            const T* tab, double q, double start, double tol,
                                                            int max_iter, int lmin, DevOut* out) {
   __shared__ Shared<T> sh;
+  __shared__ alignas(16) unsigned char stage[kStageBytes];
   T* base = scratch + int64_t(blockIdx.x) * cap;
   const double s = 1.0 / ((1 - q) * (1 - q));
   for (;;) {
@@ -178,6 +241,24 @@ __global__ void __launch_bounds__(kThreads) mgk_pcg_kernel(DevData d, BaseKernel
     const int64_t size = int64_t(g1.blocks) * g2.blocks * 64;
     if (5 * size > cap) continue;  // left for a launch with larger slices
     T *x = base, *r = x + size, *p = r + size, *Ap = p + size, *dg = Ap + size;
+    // The pair's octiles in shared memory when they fit: G' expanded (weights, labels), G's planes.
+    TileSrc src = global_tiles(d);
+    {
+      const int tb0 = d.row_ptr[g2.row_ptr], ntb = d.row_ptr[g2.row_ptr + g2.blocks] - tb0;
+      const int pl0 = d.plane_ptr[d.row_ptr[g1.row_ptr]], npl = d.plane_ptr[d.row_ptr[g1.row_ptr + g1.blocks]] - pl0;
+      if (int64_t(ntb) * 64 * 6 + int64_t(npl) * 64 * 4 <= kStageBytes) {
+        float* bw = reinterpret_cast<float*>(stage);
+        float* aw = bw + ntb * 64;
+        uint16_t* bl = reinterpret_cast<uint16_t*>(aw + npl * 64);
+        for (int k = threadIdx.x; k < ntb * 64; k += kThreads) {
+          bw[k] = d.dense_w[int64_t(tb0) * 64 + k];
+          bl[k] = d.dense_l[int64_t(tb0) * 64 + k];
+        }
+        for (int k = threadIdx.x; k < npl * 64; k += kThreads) aw[k] = d.plane_w[int64_t(pl0) * 64 + k];
+        src = TileSrc{bw, bl, tb0, aw, pl0};
+      }
+      __syncthreads();
+    }
     // diag = D / V, x0 = b / diag = V, value term of lmin.
     double bb = 0, lsum = 0;
     for (int64_t k = threadIdx.x; k < size; k += kThreads) {
@@ -201,7 +282,7 @@ __global__ void __launch_bounds__(kThreads) mgk_pcg_kernel(DevData d, BaseKernel
     const double bnorm = sqrt(block_sum(bb, sh.red, &sh.bcast));
     const double lterm = lmin == 1 ? block_sum(lsum, sh.red, &sh.bcast) : 0.0;
     // r0 = b - (diag x0 - W x0) = W x0 since diag x0 = b on valid entries.
-    matvec_w(d, g1, g2, tab, x, r, sh, threadIdx.x >> 5, kWarps);
+    matvec_w(d, src, g1, g2, tab, x, r, sh, threadIdx.x >> 5, kWarps, &out[job].exec_flops);
     __syncthreads();
     double rz = 0, rr = 0;
     for (int64_t k = threadIdx.x; k < size; k += kThreads) {
@@ -214,7 +295,7 @@ __global__ void __launch_bounds__(kThreads) mgk_pcg_kernel(DevData d, BaseKernel
     double res = bnorm > 0 ? sqrt(block_sum(rr, sh.red, &sh.bcast)) / bnorm : 0.0;
     int it = 0;
     while (res > tol && it < max_iter) {
-      matvec_w(d, g1, g2, tab, p, Ap, sh, threadIdx.x >> 5, kWarps);
+      matvec_w(d, src, g1, g2, tab, p, Ap, sh, threadIdx.x >> 5, kWarps, static_cast<double*>(nullptr));
       __syncthreads();
       double pAp = 0;
       for (int64_t k = threadIdx.x; k < size; k += kThreads) {
@@ -263,7 +344,7 @@ __global__ void __launch_bounds__(kThreads) mgk_pcg_kernel(DevData d, BaseKernel
 // all warps of the grid, then vector updates with atomic reductions into `LargeScalars`); the
 // host reads the residual after each iteration. Scratch is 5 product vectors of that one pair.
 struct LargeScalars {
-  double bb, lsum, rz[2], pAp, rr, xs;
+  double bb, lsum, rz[2], pAp, rr, xs, exec_flops;
 };
 
 // Block reduction of v, one atomicAdd per block into *dst.
@@ -309,10 +390,11 @@ __global__ void __launch_bounds__(kThreads) large_init(DevData d, BaseKernelView
 
 template <class T>
 __global__ void __launch_bounds__(kThreads) large_matvec(DevData d, DevGraph g1, DevGraph g2, const T* tab,
-                                                         const T* in, T* out) {
+                                                         const T* in, T* out, double* flops) {
   __shared__ Shared<T> sh;
   const int64_t warps = int64_t(gridDim.x) * kWarps;
-  matvec_w(d, g1, g2, tab, in, out, sh, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), warps);
+  matvec_w(d, global_tiles(d), g1, g2, tab, in, out, sh, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), warps,
+           flops);
 }
 
 // After r = W x0: p = r / diag, rz[0] = r.z, rr = r.r.
@@ -395,7 +477,7 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
   const int vgrid = int(std::min<int64_t>(grid, (size + kThreads - 1) / kThreads));
   large_init<T><<<vgrid, kThreads, 0, st>>>(d, kv, g1, g2, x, dg, 1.0 / ((1 - q) * (1 - q)), sc);
   TESSERA_CUDA_LAUNCH_CHECK();
-  large_matvec<T><<<grid, kThreads, 0, st>>>(d, g1, g2, tab, x, r);  // r0 = W x0 (diag x0 = b)
+  large_matvec<T><<<grid, kThreads, 0, st>>>(d, g1, g2, tab, x, r, &sc->exec_flops);  // r0 = W x0 (diag x0 = b)
   TESSERA_CUDA_LAUNCH_CHECK();
   large_start<T><<<vgrid, kThreads, 0, st>>>(size, r, dg, p, sc);
   TESSERA_CUDA_LAUNCH_CHECK();
@@ -409,7 +491,7 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
     // zero pAp, rr and the rz slot this iteration writes
     TESSERA_CUDA_CHECK(cudaMemsetAsync(&sc->pAp, 0, 2 * sizeof(double), st));
     TESSERA_CUDA_CHECK(cudaMemsetAsync(&sc->rz[1 - cur], 0, sizeof(double), st));
-    large_matvec<T><<<grid, kThreads, 0, st>>>(d, g1, g2, tab, p, Ap);
+    large_matvec<T><<<grid, kThreads, 0, st>>>(d, g1, g2, tab, p, Ap, nullptr);
     TESSERA_CUDA_LAUNCH_CHECK();
     large_apply<T><<<vgrid, kThreads, 0, st>>>(size, p, dg, Ap, sc);
     TESSERA_CUDA_LAUNCH_CHECK();
@@ -432,6 +514,35 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
   o.residual = res;
   o.iterations = it;
   o.status = res <= tol ? 1 : 0;
+  o.exec_flops = h.exec_flops;
+}
+
+// Appends the tiles of g expanded to 8x8 (weights, label ids) and split into planes of one edge
+// label each (none for a tile of more than kMaxPlanes labels: it always takes the sparse path).
+void append_expanded_tiles(const OctileGraph& g, std::vector<float>& dense_w, std::vector<uint16_t>& dense_l,
+                           std::vector<int32_t>& plane_ptr, std::vector<uint16_t>& plane_label,
+                           std::vector<float>& plane_w) {
+  for (int64_t t = 0; t < g.tiles(); ++t) {
+    float w[64] = {};
+    uint16_t l[64] = {};
+    std::vector<uint16_t> labels;
+    int k = g.nz_ptr[size_t(t)];
+    for (int bit = 0; bit < 64; ++bit)
+      if ((g.mask[size_t(t)] >> bit) & 1) {
+        w[bit] = g.weight[size_t(k)];
+        l[bit] = g.label[size_t(k)];
+        if (std::find(labels.begin(), labels.end(), l[bit]) == labels.end()) labels.push_back(l[bit]);
+        ++k;
+      }
+    dense_w.insert(dense_w.end(), w, w + 64);
+    dense_l.insert(dense_l.end(), l, l + 64);
+    plane_ptr.push_back(int32_t(plane_label.size()));
+    if (labels.size() > size_t(kMaxPlanes)) continue;
+    for (uint16_t lab : labels) {
+      plane_label.push_back(lab);
+      for (int bit = 0; bit < 64; ++bit) plane_w.push_back(l[bit] == lab ? w[bit] : 0.0f);
+    }
+  }
 }
 
 template <class V>
@@ -457,8 +568,9 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
   std::vector<DevGraph> graphs;
   std::vector<int32_t> row_ptr, tile_col, nz_ptr, node_label;
   std::vector<unsigned long long> mask;
-  std::vector<float> weight, node_attr;
-  std::vector<uint16_t> label;
+  std::vector<float> weight, node_attr, dense_w, plane_w;
+  std::vector<uint16_t> label, dense_l, plane_label;
+  std::vector<int32_t> plane_ptr;
   std::vector<double> degree;
   int attr_dim = all.empty() ? 0 : all[0]->attr_dim;
   int64_t max_size = 0;
@@ -472,11 +584,13 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
     for (int64_t t = 0; t < g->tiles.tiles(); ++t) nz_ptr.push_back(g->tiles.nz_ptr[size_t(t)] + zoff);
     weight.insert(weight.end(), g->tiles.weight.begin(), g->tiles.weight.end());
     label.insert(label.end(), g->tiles.label.begin(), g->tiles.label.end());
+    append_expanded_tiles(g->tiles, dense_w, dense_l, plane_ptr, plane_label, plane_w);
     degree.insert(degree.end(), g->degree.begin(), g->degree.end());
     node_label.insert(node_label.end(), g->node_label.begin(), g->node_label.end());
     node_attr.insert(node_attr.end(), g->node_attr.begin(), g->node_attr.end());
   }
   nz_ptr.push_back(int32_t(weight.size()));  // unused sentinel
+  plane_ptr.push_back(int32_t(plane_label.size()));
   // Pairs of more than kLargeBlocks product blocks go to the grid-wide path (solve_large_pair);
   // the persistent kernel skips them (their status is set before it runs).
   constexpr int64_t kLargeBlocks = 4096;
@@ -493,16 +607,20 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
   auto bytes = [](const auto& v) { return std::max<size_t>(1, v.size() * sizeof(v[0])); };
   Scratch s_graphs(exec, bytes(graphs)), s_row(exec, bytes(row_ptr)), s_col(exec, bytes(tile_col)),
       s_mask(exec, bytes(mask)), s_nz(exec, bytes(nz_ptr)), s_w(exec, bytes(weight)), s_l(exec, bytes(label)),
+      s_dw(exec, bytes(dense_w)), s_dl(exec, bytes(dense_l)), s_pp(exec, bytes(plane_ptr)),
+      s_pl(exec, bytes(plane_label)), s_pw(exec, bytes(plane_w)),
       s_deg(exec, bytes(degree)), s_nl(exec, bytes(node_label)), s_na(exec, bytes(node_attr)),
       s_tab(exec, bytes(tab)), s_jobs(exec, bytes(djobs)), s_out(exec, sizeof(DevOut) * std::max<size_t>(1, jobs.size())),
       s_counter(exec, sizeof(int));
   DevData d{upload(graphs, s_graphs, st), upload(row_ptr, s_row, st), upload(tile_col, s_col, st),
             upload(mask, s_mask, st), upload(nz_ptr, s_nz, st), upload(weight, s_w, st), upload(label, s_l, st),
+            upload(dense_w, s_dw, st), upload(dense_l, s_dl, st), upload(plane_ptr, s_pp, st),
+            upload(plane_label, s_pl, st), upload(plane_w, s_pw, st),
             upload(degree, s_deg, st), upload(node_label, s_nl, st), upload(node_attr, s_na, st), attr_dim,
             in.table->size()};
   const T* dtab = upload(tab, s_tab, st);
   const PairJob* dj = upload(djobs, s_jobs, st);
-  std::vector<DevOut> hout(jobs.size(), DevOut{0, 0, 0, -1});
+  std::vector<DevOut> hout(jobs.size(), DevOut{0, 0, 0, 0, -1});
   int sms = 0, per_sm = 0;
   TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, opt.device.index));
   TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mgk_pcg_kernel<T>, kThreads, 0));
@@ -549,8 +667,9 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
     out[k].stats.converged = hout[k].status == 1;
     const auto& a = *all[size_t(djobs[k].a)];
     const auto& b = *all[size_t(djobs[k].b)];
-    out[k].flops = double(hout[k].iterations + 1) *
-                   (2.0 * double(a.tiles.nnz()) * double(b.tiles.nnz()) + 2.0 * double(a.tiles.blocks * b.tiles.blocks * 64));
+    const double vector_flops = 2.0 * double(a.tiles.blocks * b.tiles.blocks * 64);
+    out[k].flops = double(hout[k].iterations + 1) * (2.0 * double(a.tiles.nnz()) * double(b.tiles.nnz()) + vector_flops);
+    out[k].exec_flops = double(hout[k].iterations + 1) * (hout[k].exec_flops + vector_flops);
   }
   if (opt.progress) opt.progress(int64_t(jobs.size()), int64_t(jobs.size()));
 }
