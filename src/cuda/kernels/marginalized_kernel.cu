@@ -74,7 +74,7 @@ struct DevOut {
 };
 
 template <class T>
-struct Shared {
+struct alignas(16) Shared {
   T a[kWarps][64], b[kWarps][64], acc[kWarps][64];
   T buf[kWarps][kMaxPlanes * 64];  // dense path: Bt_l tiles, then Z_l
   uint16_t la[kWarps][64], lb[kWarps][64];
@@ -98,13 +98,29 @@ __device__ double block_sum(double v, double* red, double* bcast) {
   return *bcast;
 }
 
+// Eight consecutive values (16-byte loads for float; p is 32-byte aligned).
+template <class T>
+__device__ __forceinline__ void load8(const T* p, T (&v)[8]) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) v[i] = p[i];
+}
+template <>
+__device__ __forceinline__ void load8<float>(const float* p, float (&v)[8]) {
+  const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
+  v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+}
+
 // out = W in over the output blocks first, first + stride, ... of the pair: the warps of one
 // block (first = warp, stride = kWarps) or every warp of the grid (the large-pair path). When
 // `flops` is set, each warp adds the arithmetic it executed (2 per multiply-add).
+//
+// Latency: the tiles of the G' row are read once per output block, one per lane, and handed out
+// by shuffles; each dense tile pair's X rows are loaded one tile pair ahead.
 template <class T>
 __device__ void matvec_w(const DevData& d, const TileSrc& src, const DevGraph& g1, const DevGraph& g2,
                          const T* __restrict__ tab, const T* __restrict__ in, T* __restrict__ out, Shared<T>& sh,
                          int64_t first, int64_t stride, double* flops) {
+  constexpr unsigned kAll = 0xffffffffu;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   // Dense path: lane owns Z[r][q], Z[r][q + 4] and then Y[r][q], Y[r][q + 4].
   const int r = lane >> 2, q = lane & 3;
@@ -121,60 +137,110 @@ __device__ void matvec_w(const DevData& d, const TileSrc& src, const DevGraph& g
     acc[lane] = 0;
     acc[lane + 32] = 0;
     const int tb_begin = d.row_ptr[g2.row_ptr + I2], tb_end = d.row_ptr[g2.row_ptr + I2 + 1];
-    for (int ta = d.row_ptr[g1.row_ptr + I]; ta < d.row_ptr[g1.row_ptr + I + 1]; ++ta) {
-      const unsigned long long ma = d.mask[ta];
-      const int na = __popcll(ma), za = d.nz_ptr[ta];
-      const int J = d.tile_col[ta];
-      const int p0 = d.plane_ptr[ta], P = d.plane_ptr[ta + 1] - p0;
-      T z[kMaxPlanes][2] = {};
-      bool dense_any = false;
-      for (int tb = tb_begin; tb < tb_end; ++tb) {
-        const unsigned long long mb = d.mask[tb];
-        const int nb = __popcll(mb), zb = d.nz_ptr[tb];
-        const T* x = in + (int64_t(J) * B2 + d.tile_col[tb]) * 64;
-        __syncwarp();
-        if (P > 0 && na * nb >= kSandwichPerPlane * P) {
-          // Z_l += X Bt_l^T: X row r from the vector, Bt_l built in shared memory by the warp.
+    const int ta_begin = d.row_ptr[g1.row_ptr + I], ta_end = d.row_ptr[g1.row_ptr + I + 1];
+    for (int c0 = tb_begin; c0 < tb_end; c0 += 32) {
+      // Tile c0 + lane of the G' row: column block, occupancy, first nonzero.
+      const int nc = min(32, tb_end - c0);
+      int my_col = 0, my_nz = 0;
+      unsigned long long my_mask = 0;
+      if (lane < nc) {
+        my_col = d.tile_col[c0 + lane];
+        my_mask = d.mask[c0 + lane];
+        my_nz = d.nz_ptr[c0 + lane];
+      }
+      const int my_nb = __popcll(my_mask);
+      for (int ta = ta_begin; ta < ta_end; ++ta) {
+        const unsigned long long ma = d.mask[ta];
+        const int na = __popcll(ma), za = d.nz_ptr[ta];
+        const int J = d.tile_col[ta];
+        const int p0 = d.plane_ptr[ta], P = d.plane_ptr[ta + 1] - p0;
+        const T* xrow = in + int64_t(J) * B2 * 64 + r * 8;  // + column block * 64
+        const unsigned dense = __ballot_sync(kAll, lane < nc && P > 0 && na * my_nb >= kSandwichPerPlane * P);
+        const unsigned sparse = __ballot_sync(kAll, lane < nc) & ~dense;
+        if (dense) {
+          // Z_l += X Bt_l^T over the dense tile pairs: X row r from the vector, Bt_l built in
+          // shared memory by the warp; then Y += A_l Z_l.
+          T z[kMaxPlanes][2] = {};
+          unsigned m = dense;
+          int k = __ffs(m) - 1;
           T xr[8];
+          load8(xrow + int64_t(__shfl_sync(kAll, my_col, k)) * 64, xr);
+          while (m) {
+            k = __ffs(m) - 1;
+            m &= m - 1;
+            T xn[8];
+            if (m) load8(xrow + int64_t(__shfl_sync(kAll, my_col, __ffs(m) - 1)) * 64, xn);
+            const int tb = c0 + k;
+            const float* bw = src.bw + int64_t(tb - src.b0) * 64;
+            const uint16_t* bl = src.bl + int64_t(tb - src.b0) * 64;
+            const float w0 = bw[lane], w1 = bw[lane + 32];
+            const int l0 = bl[lane], l1 = bl[lane + 32];
+            __syncwarp();
+            for (int p = 0; p < P; ++p) {
+              const T* trow = tab + int(d.plane_label[p0 + p]) * d.L;
+              buf[p * 64 + lane] = T(w0) * trow[l0];
+              buf[p * 64 + lane + 32] = T(w1) * trow[l1];
+            }
+            __syncwarp();
 #pragma unroll
-          for (int c2 = 0; c2 < 8; ++c2) xr[c2] = x[r * 8 + c2];
-          const float* bw = src.bw + int64_t(tb - src.b0) * 64;
-          const uint16_t* bl = src.bl + int64_t(tb - src.b0) * 64;
-          const float w0 = bw[lane], w1 = bw[lane + 32];
-          const int l0 = bl[lane], l1 = bl[lane + 32];
-          for (int p = 0; p < P; ++p) {
-            const T* trow = tab + int(d.plane_label[p0 + p]) * d.L;
-            buf[p * 64 + lane] = T(w0) * trow[l0];
-            buf[p * 64 + lane + 32] = T(w1) * trow[l1];
+            for (int p = 0; p < kMaxPlanes; ++p) {
+              if (p >= P) break;
+              T b0[8], b1[8];
+              load8(buf + p * 64 + q * 8, b0);
+              load8(buf + p * 64 + (q + 4) * 8, b1);
+#pragma unroll
+              for (int c2 = 0; c2 < 8; ++c2) {
+                z[p][0] += xr[c2] * b0[c2];
+                z[p][1] += xr[c2] * b1[c2];
+              }
+            }
+            if (m) {
+#pragma unroll
+              for (int c2 = 0; c2 < 8; ++c2) xr[c2] = xn[c2];
+            }
+            done += 1024.0 * P / 32;
           }
+          // Y += A_l Z_l: Z_l through shared memory (layout Z[c][r2]), A_l rows from the planes.
           __syncwarp();
 #pragma unroll
           for (int p = 0; p < kMaxPlanes; ++p) {
             if (p >= P) break;
-            const T* bt = buf + p * 64;
+            buf[p * 64 + r * 8 + q] = z[p][0];
+            buf[p * 64 + r * 8 + q + 4] = z[p][1];
+          }
+          __syncwarp();
+          for (int p = 0; p < P; ++p) {
+            const float* ar = src.aw + int64_t(p0 + p - src.a0) * 64 + r * 8;
+            const T* zt = buf + p * 64;
 #pragma unroll
-            for (int c2 = 0; c2 < 8; ++c2) {
-              z[p][0] += xr[c2] * bt[q * 8 + c2];
-              z[p][1] += xr[c2] * bt[(q + 4) * 8 + c2];
+            for (int c = 0; c < 8; ++c) {
+              const T av = T(ar[c]);
+              y0 += av * zt[c * 8 + q];
+              y1 += av * zt[c * 8 + q + 4];
             }
           }
-          dense_any = true;
           done += 1024.0 * P / 32;
-        } else {
+        }
+        for (unsigned m = sparse; m; m &= m - 1) {
           // sparse x sparse: compact nonzeros in shared memory, nnz*nnz' products over the lanes.
+          const int k = __ffs(m) - 1;
+          const unsigned long long mb = __shfl_sync(kAll, my_mask, k);
+          const int nb = __popcll(mb), zb = __shfl_sync(kAll, my_nz, k);
+          const T* x = xrow - r * 8 + int64_t(__shfl_sync(kAll, my_col, k)) * 64;
+          __syncwarp();
           for (int bit = lane; bit < 64; bit += 32) {
             const unsigned long long below = (1ull << bit) - 1;
             if ((ma >> bit) & 1) {
-              const int k = __popcll(ma & below);
-              sa[k] = T(d.weight[za + k]);
-              sh.la[warp][k] = d.label[za + k];
-              sh.pa[warp][k] = uint8_t(bit);
+              const int kk = __popcll(ma & below);
+              sa[kk] = T(d.weight[za + kk]);
+              sh.la[warp][kk] = d.label[za + kk];
+              sh.pa[warp][kk] = uint8_t(bit);
             }
             if ((mb >> bit) & 1) {
-              const int k = __popcll(mb & below);
-              sb[k] = T(d.weight[zb + k]);
-              sh.lb[warp][k] = d.label[zb + k];
-              sh.pb[warp][k] = uint8_t(bit);
+              const int kk = __popcll(mb & below);
+              sb[kk] = T(d.weight[zb + kk]);
+              sh.lb[warp][kk] = d.label[zb + kk];
+              sh.pb[warp][kk] = uint8_t(bit);
             }
           }
           __syncwarp();
@@ -187,28 +253,6 @@ __device__ void matvec_w(const DevData& d, const TileSrc& src, const DevGraph& g
           done += 2.0 * na * nb / 32;
         }
       }
-      if (dense_any) {
-        // Y += A_l Z_l: Z_l through shared memory (layout Z[c][r2]), A_l rows from the planes.
-        __syncwarp();
-#pragma unroll
-        for (int p = 0; p < kMaxPlanes; ++p) {
-          if (p >= P) break;
-          buf[p * 64 + r * 8 + q] = z[p][0];
-          buf[p * 64 + r * 8 + q + 4] = z[p][1];
-        }
-        __syncwarp();
-        for (int p = 0; p < P; ++p) {
-          const float* ar = src.aw + int64_t(p0 + p - src.a0) * 64 + r * 8;
-          const T* zt = buf + p * 64;
-#pragma unroll
-          for (int c = 0; c < 8; ++c) {
-            const T av = T(ar[c]);
-            y0 += av * zt[c * 8 + q];
-            y1 += av * zt[c * 8 + q + 4];
-          }
-        }
-        done += 1024.0 * P / 32;
-      }
     }
     __syncwarp();
     out[int64_t(ob) * 64 + r * 8 + q] = y0 + acc[r * 8 + q];
@@ -216,7 +260,7 @@ __device__ void matvec_w(const DevData& d, const TileSrc& src, const DevGraph& g
     __syncwarp();
   }
   if (flops) {
-    for (int o = 16; o; o >>= 1) done += __shfl_down_sync(0xffffffffu, done, o);
+    for (int o = 16; o; o >>= 1) done += __shfl_down_sync(kAll, done, o);
     if (lane == 0 && done > 0) atomicAdd(flops, done);
   }
 }
