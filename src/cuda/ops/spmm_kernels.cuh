@@ -119,9 +119,7 @@ constexpr int kIlp = 4;
 // Batches of kIlp edges: all kIlp source-row loads are issued before the first FMA needs one, so
 // each lane keeps kIlp gathers in flight instead of one. Without this a row of d edges costs d
 // dependent memory latencies, which made rows of a few hundred edges the critical path of small
-// and power-law graphs. The last batch of a row is a partial one (loads and FMAs predicated off
-// past the end) rather than a one-edge-at-a-time tail: a 5-edge grid row then costs one memory
-// round trip, not two. Accumulation order stays edge order within the group.
+// and power-law graphs. Accumulation order stays edge order within the group.
 template <class T, class I, int V, int NV, int G>
 __device__ __forceinline__ void accumulate_edges(const RowsParams<T, I>& p, int64_t e_first, int64_t end,
                                                  int64_t stride, int64_t f0, int lane, unsigned mask,
@@ -137,15 +135,14 @@ __device__ __forceinline__ void accumulate_edges(const RowsParams<T, I>& p, int6
       w = p.wv ? p.wv[e] : p.wa ? W(p.wa[e]) : W(1);
     }
     const int n = int(min(int64_t(G), end - e0));
-    for (int j = 0; j < n; j += kIlp) {
-      const int rem = n - j;
+    int j = 0;
+    for (; j + kIlp <= n; j += kIlp) {
       I cj[kIlp];
       W wj[kIlp];
 #pragma unroll
       for (int u = 0; u < kIlp; ++u) {
-        const int src = min(j + u, n - 1);
-        cj[u] = __shfl_sync(mask, c, src, G);
-        wj[u] = __shfl_sync(mask, w, src, G);
+        cj[u] = __shfl_sync(mask, c, j + u, G);
+        wj[u] = __shfl_sync(mask, w, j + u, G);
       }
 #pragma unroll
       for (int v = 0; v < NV; ++v) {
@@ -153,13 +150,26 @@ __device__ __forceinline__ void accumulate_edges(const RowsParams<T, I>& p, int6
         if (f0 + f < F) {
           W x[kIlp][V];
 #pragma unroll
-          for (int u = 0; u < kIlp; ++u)
-            if (u < rem) load_vec<T, V>(p.X + int64_t(cj[u]) * p.ldx + f0 + f, x[u]);
+          for (int u = 0; u < kIlp; ++u) load_vec<T, V>(p.X + int64_t(cj[u]) * p.ldx + f0 + f, x[u]);
 #pragma unroll
           for (int u = 0; u < kIlp; ++u)
-            if (u < rem)
 #pragma unroll
-              for (int t = 0; t < V; ++t) acc[v][t] += wj[u] * x[u][t];
+            for (int t = 0; t < V; ++t) acc[v][t] += wj[u] * x[u][t];
+        }
+      }
+    }
+    for (; j < n; ++j) {
+      const I cj = __shfl_sync(mask, c, j, G);
+      const W wj = __shfl_sync(mask, w, j, G);
+      const T* __restrict__ xr = p.X + int64_t(cj) * p.ldx + f0;
+#pragma unroll
+      for (int v = 0; v < NV; ++v) {
+        const int64_t f = (int64_t(v) * G + lane) * V;
+        if (f0 + f < F) {
+          W x[V];
+          load_vec<T, V>(xr + f, x);
+#pragma unroll
+          for (int t = 0; t < V; ++t) acc[v][t] += wj * x[t];
         }
       }
     }
