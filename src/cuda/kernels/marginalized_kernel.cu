@@ -31,7 +31,6 @@ constexpr int kThreads = kWarps * 32;
 constexpr int kMaxPlanes = 4;        // labels of a G tile the dense path splits it into
 constexpr int kSandwichPerPlane = 128;  // dense path when nnz x nnz' >= this x planes (cost model)
 constexpr int kStageBytes = 16 << 10;   // shared memory per block for the pair's octiles
-constexpr int kTabShared = 64;          // edge tables of up to 8 x 8 labels are read from shared memory
 
 struct DevGraph {
   int32_t n, blocks, row_ptr, node;  // row_ptr: offset into row_ptr[], node: offset into node arrays
@@ -78,7 +77,6 @@ template <class T>
 struct alignas(16) Shared {
   T a[kWarps][64], b[kWarps][64], acc[kWarps][64];
   T buf[kWarps][kMaxPlanes * 64];  // dense path: Bt_l tiles, then Z_l
-  T tab[kTabShared];
   uint16_t la[kWarps][64], lb[kWarps][64];
   uint8_t pa[kWarps][64], pb[kWarps][64];
   double red[kWarps];
@@ -118,15 +116,6 @@ __device__ __forceinline__ void load8<float>(const float* p, float (&v)[8]) {
 //
 // Latency: the tiles of the G' row are read once per output block, one per lane, and handed out
 // by shuffles; each dense tile pair's X rows are loaded one tile pair ahead.
-// The edge table in shared memory when it fits (sh.tab), else where it is.
-template <class T>
-__device__ const T* shared_table(const T* tab, int L, T* stab) {
-  if (L * L > kTabShared) return tab;
-  for (int k = threadIdx.x; k < L * L; k += blockDim.x) stab[k] = tab[k];
-  __syncthreads();
-  return stab;
-}
-
 template <class T>
 __device__ void matvec_w(const DevData& d, const TileSrc& src, const DevGraph& g1, const DevGraph& g2,
                          const T* __restrict__ tab, const T* __restrict__ in, T* __restrict__ out, Shared<T>& sh,
@@ -170,57 +159,46 @@ __device__ void matvec_w(const DevData& d, const TileSrc& src, const DevGraph& g
         const unsigned sparse = __ballot_sync(kAll, lane < nc) & ~dense;
         if (dense) {
           // Z_l += X Bt_l^T over the dense tile pairs: X row r from the vector, Bt_l built in
-          // shared memory by the warp; then Y += A_l Z_l. Rounds of kMaxPlanes / P tile pairs:
-          // their X rows are in flight together and one pair of warp barriers serves the round.
+          // shared memory by the warp; then Y += A_l Z_l.
           T z[kMaxPlanes][2] = {};
-          const int per_round = kMaxPlanes / P;
-          for (unsigned m = dense; m;) {
-            int ks[kMaxPlanes];
-            int cnt = 0;
-#pragma unroll
-            for (int u = 0; u < kMaxPlanes; ++u) {
-              ks[u] = 0;
-              if (u < per_round && m) {
-                ks[u] = __ffs(m) - 1;
-                m &= m - 1;
-                cnt = u + 1;
-              }
-            }
-            T xr[kMaxPlanes][8];
-#pragma unroll
-            for (int u = 0; u < kMaxPlanes; ++u)
-              if (u < cnt) load8(xrow + int64_t(__shfl_sync(kAll, my_col, ks[u])) * 64, xr[u]);
+          unsigned m = dense;
+          int k = __ffs(m) - 1;
+          T xr[8];
+          load8(xrow + int64_t(__shfl_sync(kAll, my_col, k)) * 64, xr);
+          while (m) {
+            k = __ffs(m) - 1;
+            m &= m - 1;
+            T xn[8];
+            if (m) load8(xrow + int64_t(__shfl_sync(kAll, my_col, __ffs(m) - 1)) * 64, xn);
+            const int tb = c0 + k;
+            const float* bw = src.bw + int64_t(tb - src.b0) * 64;
+            const uint16_t* bl = src.bl + int64_t(tb - src.b0) * 64;
+            const float w0 = bw[lane], w1 = bw[lane + 32];
+            const int l0 = bl[lane], l1 = bl[lane + 32];
             __syncwarp();
-#pragma unroll
-            for (int u = 0; u < kMaxPlanes; ++u) {
-              if (u >= cnt) break;
-              const int64_t t = int64_t(c0 + ks[u] - src.b0) * 64;
-              const float w0 = src.bw[t + lane], w1 = src.bw[t + lane + 32];
-              const int l0 = src.bl[t + lane], l1 = src.bl[t + lane + 32];
-              for (int p = 0; p < P; ++p) {
-                const T* trow = tab + int(d.plane_label[p0 + p]) * d.L;
-                buf[(u * P + p) * 64 + lane] = T(w0) * trow[l0];
-                buf[(u * P + p) * 64 + lane + 32] = T(w1) * trow[l1];
-              }
+            for (int p = 0; p < P; ++p) {
+              const T* trow = tab + int(d.plane_label[p0 + p]) * d.L;
+              buf[p * 64 + lane] = T(w0) * trow[l0];
+              buf[p * 64 + lane + 32] = T(w1) * trow[l1];
             }
             __syncwarp();
 #pragma unroll
-            for (int u = 0; u < kMaxPlanes; ++u) {
-              if (u >= cnt) break;
+            for (int p = 0; p < kMaxPlanes; ++p) {
+              if (p >= P) break;
+              T b0[8], b1[8];
+              load8(buf + p * 64 + q * 8, b0);
+              load8(buf + p * 64 + (q + 4) * 8, b1);
 #pragma unroll
-              for (int p = 0; p < kMaxPlanes; ++p) {
-                if (p >= P) break;
-                T b0[8], b1[8];
-                load8(buf + (u * P + p) * 64 + q * 8, b0);
-                load8(buf + (u * P + p) * 64 + (q + 4) * 8, b1);
-#pragma unroll
-                for (int c2 = 0; c2 < 8; ++c2) {
-                  z[p][0] += xr[u][c2] * b0[c2];
-                  z[p][1] += xr[u][c2] * b1[c2];
-                }
+              for (int c2 = 0; c2 < 8; ++c2) {
+                z[p][0] += xr[c2] * b0[c2];
+                z[p][1] += xr[c2] * b1[c2];
               }
             }
-            done += 1024.0 * P * cnt / 32;
+            if (m) {
+#pragma unroll
+              for (int c2 = 0; c2 < 8; ++c2) xr[c2] = xn[c2];
+            }
+            done += 1024.0 * P / 32;
           }
           // Y += A_l Z_l: Z_l through shared memory (layout Z[c][r2]), A_l rows from the planes.
           __syncwarp();
@@ -288,14 +266,13 @@ __device__ void matvec_w(const DevData& d, const TileSrc& src, const DevGraph& g
 }
 
 template <class T>
-__global__ void __launch_bounds__(kThreads, 2) mgk_pcg_kernel(DevData d, BaseKernelView kv, const PairJob* jobs,
+__global__ void __launch_bounds__(kThreads) mgk_pcg_kernel(DevData d, BaseKernelView kv, const PairJob* jobs,
                                                            int njobs, int* counter, T* scratch, int64_t cap,
                                                            const T* tab, double q, double start, double tol,
                                                            int max_iter, int lmin, DevOut* out) {
   __shared__ Shared<T> sh;
   __shared__ alignas(16) unsigned char stage[kStageBytes];
   T* base = scratch + int64_t(blockIdx.x) * cap;
-  tab = shared_table(tab, d.L, sh.tab);
   const double s = 1.0 / ((1 - q) * (1 - q));
   for (;;) {
     if (threadIdx.x == 0) sh.job = atomicAdd(counter, 1);
@@ -460,7 +437,6 @@ __global__ void __launch_bounds__(kThreads) large_matvec(DevData d, DevGraph g1,
                                                          const T* in, T* out, double* flops) {
   __shared__ Shared<T> sh;
   const int64_t warps = int64_t(gridDim.x) * kWarps;
-  tab = shared_table(tab, d.L, sh.tab);
   matvec_w(d, global_tiles(d), g1, g2, tab, in, out, sh, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), warps,
            flops);
 }
