@@ -221,31 +221,41 @@ __device__ void matvec_w(const DevData& d, const TileSrc& src, const DevGraph& g
           }
           done += 1024.0 * P / 32;
         }
+        if (sparse) {
+          // The G tile's compact nonzeros, decoded once for all its sparse partners.
+          __syncwarp();
+          for (int bit = lane; bit < 64; bit += 32)
+            if ((ma >> bit) & 1) {
+              const int kk = __popcll(ma & ((1ull << bit) - 1));
+              sa[kk] = T(d.weight[za + kk]);
+              sh.la[warp][kk] = d.label[za + kk];
+              sh.pa[warp][kk] = uint8_t(bit);
+            }
+        }
         for (unsigned m = sparse; m; m &= m - 1) {
-          // sparse x sparse: compact nonzeros in shared memory, nnz*nnz' products over the lanes.
+          // sparse x sparse: nnz*nnz' products over the lanes, added with shared-memory atomics.
           const int k = __ffs(m) - 1;
           const unsigned long long mb = __shfl_sync(kAll, my_mask, k);
           const int nb = __popcll(mb), zb = __shfl_sync(kAll, my_nz, k);
           const T* x = xrow - r * 8 + int64_t(__shfl_sync(kAll, my_col, k)) * 64;
           __syncwarp();
-          for (int bit = lane; bit < 64; bit += 32) {
-            const unsigned long long below = (1ull << bit) - 1;
-            if ((ma >> bit) & 1) {
-              const int kk = __popcll(ma & below);
-              sa[kk] = T(d.weight[za + kk]);
-              sh.la[warp][kk] = d.label[za + kk];
-              sh.pa[warp][kk] = uint8_t(bit);
-            }
+          for (int bit = lane; bit < 64; bit += 32)
             if ((mb >> bit) & 1) {
-              const int kk = __popcll(mb & below);
+              const int kk = __popcll(mb & ((1ull << bit) - 1));
               sb[kk] = T(d.weight[zb + kk]);
               sh.lb[warp][kk] = d.label[zb + kk];
               sh.pb[warp][kk] = uint8_t(bit);
             }
-          }
           __syncwarp();
-          for (int p = lane; p < na * nb; p += 32) {
-            const int ka = p / nb, kb = p % nb;
+          // Product p = ka * nb + kb, p = lane, lane + 32, ...: (ka, kb) stepped without a division.
+          const int dq = 32 / nb, dr = 32 % nb;
+          int ka = lane / nb, kb = lane % nb;
+          for (; ka < na; ka += dq, kb += dr) {
+            if (kb >= nb) {
+              kb -= nb;
+              ++ka;
+              if (ka >= na) break;
+            }
             const int bA = sh.pa[warp][ka], bB = sh.pb[warp][kb];
             const T v = sa[ka] * sb[kb] * tab[sh.la[warp][ka] * d.L + sh.lb[warp][kb]] * x[(bA & 7) * 8 + (bB & 7)];
             atomicAdd(&acc[(bA >> 3) * 8 + (bB >> 3)], v);
