@@ -5,7 +5,10 @@ graph and weights, timed in the same run. Forward and forward+backward (w.r.t. x
 parameter), medians; the maximum output difference is reported as the correctness check.
 
     python3 bench/attention_cpu_bench.py [--spec rmat:scale=16,degree=16,seed=1] [--width 128]
-                                         [--heads 4] [--channels 32] [--threads 2]
+                                         [--heads 4] [--channels 32] [--threads 2] [--edge-dim D]
+With --edge-dim D both layers take random edge features (edge_dim = D): tessera's fused CPU
+kernels project them per edge; the peer builds the E x H x C lin_edge(edge_attr) tensor, as PyG.
+Also reports each side's peak resident memory growth (ru_maxrss) per layer.
 Writes bench/results/attention_cpu_<date>.json (or --out PATH).
 """
 import argparse
@@ -17,6 +20,27 @@ import torch
 import bench_common as bc
 
 
+def _status_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def peak_rss_growth_mib(fn):
+    """Peak resident memory above the current one while fn runs (Linux: VmHWM reset through
+    /proc/self/clear_refs); None where that is not available."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return None
+    base = _status_kb("VmRSS")
+    fn()
+    return (_status_kb("VmHWM") - base) / 1024.0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--spec", default="rmat:scale=16,degree=16,seed=1")
@@ -25,6 +49,7 @@ def main():
     p.add_argument("--channels", type=int, default=32)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--edge-dim", type=int, default=0)
     p.add_argument("--out", default=None)
     a = p.parse_args()
     torch.set_num_threads(a.threads)
@@ -43,10 +68,15 @@ def main():
     record = bc.provenance(f"cpu: {bc.cpu_model()}")
     record.update({"benchmark": "attention_cpu", "graph": a.spec, "nodes": n, "edges": int(edge_index.size(1)),
                    "width": a.width, "heads": a.heads, "channels": a.channels, "threads": a.threads,
-                   "reps": a.reps, "layers": {}})
-    for name, cls, oracle in (("gatv2", GATv2Conv, ref.gatv2_conv), ("transformer", TransformerConv, ref.transformer_conv)):
-        mod = cls(a.width, a.channels, heads=a.heads)
-        runs = {"tessera": lambda xx: mod(xx, edge_index), "pyg_semantics_torch": lambda xx: oracle(mod, xx, edge_index)[0]}
+                   "reps": a.reps, "edge_dim": a.edge_dim, "layers": {}})
+    ea = torch.randn(edge_index.size(1), a.edge_dim) if a.edge_dim else None
+    layers = (("gatv2", GATv2Conv, ref.gatv2_conv_edge if a.edge_dim else ref.gatv2_conv),
+              ("transformer", TransformerConv, ref.transformer_conv_edge if a.edge_dim else ref.transformer_conv))
+    for name, cls, oracle in layers:
+        mod = cls(a.width, a.channels, heads=a.heads, edge_dim=a.edge_dim or None)
+        extra = (ea,) if a.edge_dim else ()
+        runs = {"tessera": lambda xx: mod(xx, edge_index, *extra),
+                "pyg_semantics_torch": lambda xx: oracle(mod, xx, edge_index, *extra)[0]}
         res, outs = {}, {}
         for who, f in runs.items():
             with torch.no_grad():
@@ -61,8 +91,10 @@ def main():
                 out.backward(torch.ones_like(out))
 
             fb = bc.median_ms_cpu(fwd_bwd, warmup=0, reps=a.reps)
-            res[who] = {"forward_ms": fwd, "forward_backward_ms": fb}
-            print(f"  {name:11s} {who:20s} forward {fwd:9.1f} ms  forward+backward {fb:9.1f} ms")
+            peak = peak_rss_growth_mib(fwd_bwd)
+            res[who] = {"forward_ms": fwd, "forward_backward_ms": fb, "forward_backward_peak_rss_growth_mib": peak}
+            print(f"  {name:11s} {who:20s} forward {fwd:9.1f} ms  forward+backward {fb:9.1f} ms  "
+                  f"peak +{peak if peak is not None else float('nan'):.0f} MiB")
         diff = (outs["tessera"] - outs["pyg_semantics_torch"]).abs().max().item()
         speed = {k: res["pyg_semantics_torch"][k] / res["tessera"][k] for k in ("forward_ms", "forward_backward_ms")}
         print(f"  {name:11s} speedup forward {speed['forward_ms']:.1f}x, forward+backward "

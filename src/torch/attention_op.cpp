@@ -17,7 +17,7 @@ namespace {
 
 using OptTensor = c10::optional<at::Tensor>;
 using Outputs = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
-using Grads = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+using Grads = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
 bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
 at::Tensor packed_rows(const at::Tensor& t) { return (t.size(1) <= 1 || t.stride(1) == 1) ? t : t.contiguous(); }
@@ -26,7 +26,8 @@ template <class I>
 ops::AttentionArgs<I> make_args(const char* op, const Device& dev, const at::Tensor& rowptr, const at::Tensor& col,
                                 const at::Tensor& q, const at::Tensor& k, const OptTensor& v, const at::Tensor& att,
                                 int64_t heads, const std::string& kind, double slope, double scale, double dropout,
-                                int64_t seed, int64_t graph_id) {
+                                int64_t seed, int64_t graph_id, const at::Tensor& edge_attr = at::Tensor(),
+                                const at::Tensor& edge_weight = at::Tensor()) {
   ops::AttentionArgs<I> a;
   a.kind = ops::parse_attention_kind(kind);
   TESSERA_CHECK(heads >= 1 && q.dim() == 2 && q.size(1) % heads == 0, op, ": query must be [N, heads*C] with heads = ",
@@ -42,6 +43,13 @@ ops::AttentionArgs<I> make_args(const char* op, const Device& dev, const at::Ten
                   " values, got ", att.sizes());
     a.att = att.data_ptr();
   }
+  TESSERA_CHECK(edge_attr.defined() == edge_weight.defined(), op, ": pass both edge_attr and edge_weight or neither");
+  if (edge_attr.defined()) {
+    TESSERA_CHECK(edge_attr.dim() == 2 && edge_weight.dim() == 2, op, ": edge_attr must be [nnz, D] and edge_weight ",
+                  "[heads*C, D], got ", edge_attr.sizes(), " and ", edge_weight.sizes());
+    a.edge_attr = dense_view(edge_attr, dev, op, "edge_attr");
+    a.edge_weight = dense_view(edge_weight, dev, op, "edge_weight");
+  }
   a.negative_slope = slope;
   a.scale = scale;
   a.dropout = dropout;
@@ -49,11 +57,17 @@ ops::AttentionArgs<I> make_args(const char* op, const Device& dev, const at::Ten
   return a;
 }
 
+// Edge features as the kernels read them: rows packed, the query's dtype.
+at::Tensor edge_input(const OptTensor& t, const at::Tensor& like) {
+  return has(t) ? packed_rows(t->to(like.scalar_type())) : at::Tensor();
+}
+
 Outputs attention_kernel(const at::Tensor& rowptr, const at::Tensor& col, const at::Tensor& query_in,
                          const at::Tensor& key_in, const OptTensor& value_in, const OptTensor& att_in, int64_t heads,
                          c10::string_view kind_sv, double slope, double scale, double dropout, int64_t seed,
                          bool return_alpha, bool alpha_after_dropout, const OptTensor&, const OptTensor&,
-                         const OptTensor&, bool, int64_t graph_id) {
+                         const OptTensor&, bool, int64_t graph_id, const OptTensor& edge_attr_in,
+                         const OptTensor& edge_weight_in) {
   const std::string kind(kind_sv);
   TESSERA_CHECK(query_in.dim() == 2 && key_in.dim() == 2, "attention: query and key must be 2-D, got ",
                 query_in.sizes(), " and ", key_in.sizes());
@@ -69,9 +83,10 @@ Outputs attention_kernel(const at::Tensor& rowptr, const at::Tensor& col, const 
   auto out = at::empty({rows, q.size(1)}, q.options());
   auto lse = at::empty({rows, heads}, q.options().dtype(acc));
   auto alpha = at::empty({return_alpha ? col.size(0) : 0, heads}, q.options().dtype(acc));
+  const at::Tensor ea = edge_input(edge_attr_in, q), ew = edge_input(edge_weight_in, q);
   TESSERA_DISPATCH_INDEX(index_type_from(rowptr, "attention: rowptr"), I, [&] {
     auto a = make_args<I>("attention", dev, rowptr, col, q, k, v, att, heads, kind, slope, scale, dropout, seed,
-                          graph_id);
+                          graph_id, ea, ew);
     a.out = dense_view(out, dev, "attention", "out");
     a.lse = lse.data_ptr();
     a.alpha = return_alpha ? alpha.data_ptr() : nullptr;
@@ -86,7 +101,8 @@ Grads attention_backward_kernel(const at::Tensor& grad_out, const at::Tensor& ro
                                 const OptTensor& att_in, const at::Tensor& out_in, const at::Tensor& lse_in,
                                 int64_t heads, c10::string_view kind_sv, double slope, double scale, double dropout,
                                 int64_t seed, const OptTensor& t_rowptr, const OptTensor& t_col,
-                                const OptTensor& t_perm, bool symmetric) {
+                                const OptTensor& t_perm, bool symmetric, const OptTensor& edge_attr_in,
+                                const OptTensor& edge_weight_in) {
   const std::string kind(kind_sv);
   const at::Tensor q = packed_rows(query_in), k = packed_rows(key_in), out = packed_rows(out_in);
   const at::Tensor dout = packed_rows(grad_out.to(q.scalar_type()));
@@ -102,12 +118,19 @@ Grads attention_backward_kernel(const at::Tensor& grad_out, const at::Tensor& ro
   auto dk = at::empty_like(k, at::MemoryFormat::Contiguous);
   at::Tensor dv = v ? at::empty_like(*v, at::MemoryFormat::Contiguous) : at::Tensor();
   at::Tensor datt = att.defined() ? at::empty({att.numel()}, q.options().dtype(acc)) : at::Tensor();
+  const at::Tensor ea = edge_input(edge_attr_in, q), ew = edge_input(edge_weight_in, q);
+  at::Tensor dea = ea.defined() ? at::empty_like(ea, at::MemoryFormat::Contiguous) : at::Tensor();
+  at::Tensor dew = ew.defined() ? at::empty(ew.sizes(), q.options().dtype(acc)) : at::Tensor();
   TESSERA_CHECK(has(t_rowptr) == has(t_col) && has(t_col) == has(t_perm),
                 "attention: pass all of t_rowptr, t_col, t_perm (a cached transpose) or none");
   TESSERA_DISPATCH_INDEX(index_type_from(rowptr, "attention: rowptr"), I, [&] {
     ops::AttentionBackwardArgs<I> b;
     b.fwd = make_args<I>("attention_backward", dev, rowptr, col, q, k, v, att, heads, kind, slope, scale, dropout,
-                         seed, 0);
+                         seed, 0, ea, ew);
+    if (ea.defined()) {
+      b.dedge_attr = dense_view(dea, dev, "attention_backward", "dedge_attr");
+      b.dedge_weight = dew.data_ptr();
+    }
     b.fwd.out = dense_view(out, dev, "attention_backward", "out");
     TESSERA_CHECK(lse.numel() == b.fwd.A.rows * heads, "attention_backward: lse has ", lse.numel(),
                   " entries, expected ", b.fwd.A.rows * heads);
@@ -131,7 +154,7 @@ Grads attention_backward_kernel(const at::Tensor& grad_out, const at::Tensor& ro
     }
     ops::attention_backward<I>(b, ex.get());
   });
-  return {dq, dk, dv, datt};
+  return {dq, dk, dv, datt, dea, dew};
 }
 
 // ---- autograd ----
@@ -144,13 +167,18 @@ struct Saved {
 class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
  public:
   // extra: att (GATv2) or value (Transformer). Torch 1.13's C++ Function cannot take undefined
-  // tensors as inputs, so the one that exists for the kind travels in this slot.
+  // tensors as inputs, so the one that exists for the kind travels in this slot, and absent edge
+  // features travel as 1-D empty tensors (edge_attr and edge_weight are 2-D when given).
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& query,
                                                 const at::Tensor& key, const at::Tensor& extra,
-                                                const AttentionGraph& g, const AttentionOptions& o) {
+                                                const at::Tensor& edge_attr_or_empty,
+                                                const at::Tensor& edge_weight_or_empty, const AttentionGraph& g,
+                                                const AttentionOptions& o) {
     at::AutoDispatchBelowADInplaceOrView below;
     const bool gat = o.kind == "gatv2";
     const at::Tensor value = gat ? at::Tensor() : extra, att = gat ? extra : at::Tensor();
+    const bool edges = edge_attr_or_empty.dim() == 2;
+    const at::Tensor ea = edges ? edge_attr_or_empty : at::Tensor(), ew = edges ? edge_weight_or_empty : at::Tensor();
     static auto op = c10::Dispatcher::singleton()
                          .findSchemaOrThrow("tessera::attention", "")
                          .typed<decltype(attention_kernel)>();
@@ -158,8 +186,8 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
     auto [out, lse, alpha] = op.call(g.rowptr, g.col, query, key, opt(value), opt(att), o.heads, o.kind,
                                      o.negative_slope, o.scale, o.dropout, o.seed, o.return_alpha,
                                      o.alpha_after_dropout, opt(g.t_rowptr), opt(g.t_col), opt(g.t_perm),
-                                     g.symmetric, g.graph_id);
-    ctx->save_for_backward({query, key, value, att, out, lse});
+                                     g.symmetric, g.graph_id, opt(ea), opt(ew));
+    ctx->save_for_backward({query, key, value, att, out, lse, ea, ew});
     ctx->saved_data["rowptr"] = g.rowptr;
     ctx->saved_data["col"] = g.col;
     ctx->saved_data["t_rowptr"] = g.t_rowptr;
@@ -185,15 +213,19 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
                          .typed<decltype(attention_backward_kernel)>();
     const at::Tensor& query = s[0];
     at::Tensor dout = grads[0].defined() ? grads[0] : at::zeros_like(s[4]);
-    auto [dq, dk, dv, datt] = op.call(
+    auto [dq, dk, dv, datt, dea, dew] = op.call(
         dout, ctx->saved_data["rowptr"].toTensor(), ctx->saved_data["col"].toTensor(), query, s[1], opt(s[2]),
         opt(s[3]), s[4], s[5], ctx->saved_data["heads"].toInt(), ctx->saved_data["kind"].toStringRef(),
         ctx->saved_data["slope"].toDouble(), ctx->saved_data["scale"].toDouble(),
         ctx->saved_data["dropout"].toDouble(), ctx->saved_data["seed"].toInt(),
         opt(ctx->saved_data["t_rowptr"].toTensor()), opt(ctx->saved_data["t_col"].toTensor()),
-        opt(ctx->saved_data["t_perm"].toTensor()), ctx->saved_data["symmetric"].toBool());
+        opt(ctx->saved_data["t_perm"].toTensor()), ctx->saved_data["symmetric"].toBool(), opt(s[6]), opt(s[7]));
     if (datt.defined() && s[3].defined()) datt = datt.to(s[3].scalar_type()).view(s[3].sizes());
-    return {dq, dk, s[3].defined() ? datt : dv, at::Tensor(), at::Tensor()};
+    if (dea.defined()) {
+      dea = dea.to(s[6].scalar_type());
+      dew = dew.to(s[7].scalar_type());
+    }
+    return {dq, dk, s[3].defined() ? datt : dv, dea, dew, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -201,7 +233,8 @@ Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, cons
                            const at::Tensor& key, const OptTensor& value, const OptTensor& att, int64_t heads,
                            c10::string_view kind, double slope, double scale, double dropout, int64_t seed,
                            bool return_alpha, bool alpha_after_dropout, const OptTensor& t_rowptr,
-                           const OptTensor& t_col, const OptTensor& t_perm, bool symmetric, int64_t graph_id) {
+                           const OptTensor& t_col, const OptTensor& t_perm, bool symmetric, int64_t graph_id,
+                           const OptTensor& edge_attr, const OptTensor& edge_weight) {
   TESSERA_CHECK(has(t_rowptr) == has(t_col) && has(t_col) == has(t_perm),
                 "attention: pass all of t_rowptr, t_col, t_perm (a cached transpose) or none");
   AttentionGraph g{rowptr, col, key.size(0), has(t_rowptr) ? *t_rowptr : at::Tensor(),
@@ -210,7 +243,10 @@ Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, cons
   const bool gat = o.kind == "gatv2";
   TESSERA_CHECK(gat ? has(att) : has(value), "attention: ", gat ? "GATv2 needs att" : "the Transformer needs value");
   TESSERA_CHECK(!(gat && has(value)), "attention: GATv2 takes its value from key (x_l); pass value=None");
-  auto r = AttentionFunction::apply(query, key, gat ? *att : *value, g, o);
+  TESSERA_CHECK(has(edge_attr) == has(edge_weight), "attention: pass both edge_attr and edge_weight or neither");
+  const at::Tensor none = at::empty({0}, query.options());
+  auto r = AttentionFunction::apply(query, key, gat ? *att : *value, has(edge_attr) ? *edge_attr : none,
+                                    has(edge_weight) ? *edge_weight : none, g, o);
   return {r[0], r[1], r[2]};
 }
 
@@ -225,7 +261,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention(const AttentionGraph& g
   auto opt = [](const at::Tensor& t) { return t.defined() ? OptTensor(t) : OptTensor(); };
   return op.call(g.rowptr, g.col, query, key, opt(value), opt(att), o.heads, o.kind, o.negative_slope, o.scale,
                  o.dropout, o.seed, o.return_alpha, o.alpha_after_dropout, opt(g.t_rowptr), opt(g.t_col),
-                 opt(g.t_perm), g.symmetric, g.graph_id);
+                 opt(g.t_perm), g.symmetric, g.graph_id, OptTensor(), OptTensor());
 }
 
 }  // namespace tessera::pt
@@ -234,11 +270,13 @@ TORCH_LIBRARY_FRAGMENT(tessera, m) {
   m.def("attention(Tensor rowptr, Tensor col, Tensor query, Tensor key, Tensor? value, Tensor? att, int heads, "
         "str kind, float negative_slope=0.2, float scale=0., float dropout=0., int seed=0, bool return_alpha=False, "
         "bool alpha_after_dropout=False, Tensor? t_rowptr=None, Tensor? t_col=None, Tensor? t_perm=None, "
-        "bool symmetric=False, int graph_id=0) -> (Tensor, Tensor, Tensor)");
+        "bool symmetric=False, int graph_id=0, Tensor? edge_attr=None, Tensor? edge_weight=None) -> "
+        "(Tensor, Tensor, Tensor)");
   m.def("attention_backward(Tensor grad_out, Tensor rowptr, Tensor col, Tensor query, Tensor key, Tensor? value, "
         "Tensor? att, Tensor out, Tensor lse, int heads, str kind, float negative_slope, float scale, "
         "float dropout, int seed, Tensor? t_rowptr=None, Tensor? t_col=None, Tensor? t_perm=None, "
-        "bool symmetric=False) -> (Tensor, Tensor, Tensor, Tensor)");
+        "bool symmetric=False, Tensor? edge_attr=None, Tensor? edge_weight=None) -> "
+        "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(tessera, CPU, m) {

@@ -2,14 +2,16 @@
 // The attention family's torch ops (schemas and kernels in attention_op.cpp):
 //   tessera::attention(rowptr, col, query, key, value?, att?, heads, kind, negative_slope, scale,
 //                      dropout, seed, return_alpha, alpha_after_dropout, t_rowptr?, t_col?, t_perm?,
-//                      symmetric, graph_id) -> (out, lse, alpha)
+//                      symmetric, graph_id, edge_attr?, edge_weight?) -> (out, lse, alpha)
 //     Fused GATv2 / Graph Transformer attention (ops/attention.hpp): query [N_dst, H*C],
 //     key/value [N_src, H*C], att [H*C] (GATv2, any float dtype); out [N_dst, H*C], lse
 //     [N_dst, H] and alpha [nnz, H] (empty unless return_alpha) in the accumulation type.
 //     Autograd: query, key, value and att get gradients from the fused backward, which walks
 //     the transpose (t_* when given, e.g. a Graph's memoized one; else built per call) or A
 //     itself when symmetric. alpha is not differentiable.
-//   tessera::attention_backward(...) -> (dquery, dkey, dvalue, datt): the fused backward.
+//     edge_attr [nnz, D] (in CSR entry order) and edge_weight [H*C, D] (lin_edge.weight): edge
+//     features projected inside the kernels (CPU only so far), both differentiable.
+//   tessera::attention_backward(...) -> (dquery, dkey, dvalue, datt, dedge_attr, dedge_weight).
 #include <ATen/ATen.h>
 
 #include <string>

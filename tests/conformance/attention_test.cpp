@@ -152,10 +152,11 @@ struct Case {
   double slope = 0.2;
   bool want_alpha = true;
   bool symmetric = false;
+  int64_t edge_dim = 0;  // > 0: edge features (edge_attr nnz x edge_dim, edge_weight H*C x edge_dim)
 };
 
 struct Result {
-  std::vector<double> out, lse, alpha, dq, dk, dv, datt;
+  std::vector<double> out, lse, alpha, dq, dk, dv, datt, dedge_attr, dedge_weight;
 };
 
 std::vector<double> to_doubles(const std::vector<char>& b, DType t, int64_t rows, int64_t cols, int64_t ld) {
@@ -188,18 +189,21 @@ template <class I>
 struct Problem {
   Case c;
   Csr<I> g;
-  Mat q, k, v, dout;
+  Mat q, k, v, dout, ea, ew;  // ea, ew: edge features and their projection (edge_dim > 0)
   std::vector<char> att;  // accumulation type
   int threads = 0;        // CPU threads of the runs (0: OpenMP's default)
   Problem(const Case& cs, Csr<I> graph, uint64_t seed)
       : c(cs), g(std::move(graph)), q(cs.dtype, g.rows, cs.H * cs.C, cs.pad),
         k(cs.dtype, g.cols, cs.H * cs.C, cs.pad), v(cs.dtype, g.cols, cs.H * cs.C, cs.pad),
-        dout(cs.dtype, g.rows, cs.H * cs.C, cs.pad) {
+        dout(cs.dtype, g.rows, cs.H * cs.C, cs.pad), ea(cs.dtype, g.nnz(), cs.edge_dim, cs.pad),
+        ew(cs.dtype, cs.H * cs.C, cs.edge_dim) {
     std::mt19937_64 rng(seed);
     q.fill(rng);
     k.fill(rng);
     v.fill(rng);
     dout.fill(rng);
+    ea.fill(rng);
+    ew.fill(rng);
     std::uniform_real_distribution<double> u(-1, 1);
     const size_t asz = cs.dtype == DType::f64 ? 8 : 4;
     att.resize(size_t(cs.H * cs.C) * asz);
@@ -223,6 +227,8 @@ struct Problem {
         balpha(dev, size_t(std::max<int64_t>(g.nnz(), 1) * c.H) * asz);
     Buf bdq(dev, q.bytes.size()), bdk(dev, k.bytes.size()), bdv(dev, v.bytes.size()),
         bdatt(dev, att.size());
+    Buf bea(dev, ea.bytes.size(), ea.data()), bew(dev, ew.bytes.size(), ew.data()), bdea(dev, ea.bytes.size()),
+        bdew(dev, size_t(W * std::max<int64_t>(c.edge_dim, 1)) * asz);
     AttentionArgs<I> a;
     a.kind = c.kind;
     a.A = CsrView<I>{g.rows, g.cols, g.nnz(), static_cast<const I*>(rowptr.p), static_cast<const I*>(col.p),
@@ -233,6 +239,10 @@ struct Problem {
     a.key = k.view(dev, bk.p);
     if (c.kind == AttentionKind::transformer) a.value = v.view(dev, bv.p);
     if (c.kind == AttentionKind::gatv2) a.att = batt.p;
+    if (c.edge_dim > 0) {
+      a.edge_attr = ea.view(dev, bea.p);
+      a.edge_weight = ew.view(dev, bew.p);
+    }
     a.negative_slope = c.slope;
     a.dropout = c.dropout;
     a.dropout_seed = c.dropout_seed;
@@ -260,6 +270,11 @@ struct Problem {
     if (c.kind == AttentionKind::transformer) b.dvalue = dv_m.view(dev, bdv.p);
     else b.datt = bdatt.p;
     b.symmetric = c.symmetric;
+    Mat dea_m(c.dtype, g.nnz(), c.edge_dim, c.pad);
+    if (c.edge_dim > 0) {
+      b.dedge_attr = dea_m.view(dev, bdea.p);
+      b.dedge_weight = bdew.p;
+    }
     Buf tptr(dev, size_t(g.cols + 1) * sizeof(I)), trow(dev, std::max<size_t>(g.col.size(), 1) * sizeof(I)),
         tperm(dev, std::max<size_t>(g.col.size(), 1) * sizeof(I));
     AttentionTransposeView<I> tv{g.cols, g.nnz(), static_cast<const I*>(tptr.p), static_cast<const I*>(trow.p),
@@ -273,6 +288,10 @@ struct Problem {
     r.dk = to_doubles(bdk.read(), c.dtype, g.cols, W, c.pad + W);
     if (c.kind == AttentionKind::transformer) r.dv = to_doubles(bdv.read(), c.dtype, g.cols, W, c.pad + W);
     else r.datt = acc_doubles(bdatt.read(), c.dtype, W);
+    if (c.edge_dim > 0) {
+      r.dedge_attr = to_doubles(bdea.read(), c.dtype, g.nnz(), c.edge_dim, c.pad + c.edge_dim);
+      r.dedge_weight = acc_doubles(bdew.read(), c.dtype, W * c.edge_dim);
+    }
     return r;
   }
 };
@@ -315,11 +334,14 @@ void expect_result_close(const Result& x, const Result& r, DType t, const std::s
   expect_close(x.dk, r.dk, tol, what + " dkey");
   expect_close(x.dv, r.dv, tol, what + " dvalue");
   expect_close(x.datt, r.datt, tol, what + " datt");
+  expect_close(x.dedge_attr, r.dedge_attr, tol, what + " dedge_attr");
+  expect_close(x.dedge_weight, r.dedge_weight, tol, what + " dedge_weight");
 }
 
 std::string describe(const Case& c) {
   return std::string(attention_kind_name(c.kind)) + " " + dtype_name(c.dtype) + " H=" + std::to_string(c.H) +
-         " C=" + std::to_string(c.C) + " pad=" + std::to_string(c.pad) + " p=" + std::to_string(c.dropout);
+         " C=" + std::to_string(c.C) + " pad=" + std::to_string(c.pad) + " p=" + std::to_string(c.dropout) +
+         " edge_dim=" + std::to_string(c.edge_dim);
 }
 
 // Every CPU variant (forward x backward) against the reference.
@@ -327,7 +349,8 @@ template <class I>
 void check_cpu_variants(Problem<I>& P, const std::string& what) {
   const Result ref = P.run(Device{}, "reference", "reference");
   for (const char* bwd : {"cpu.fused.transpose", "cpu.fused.symmetric"}) {
-    if (std::string(bwd) == "cpu.fused.symmetric" && !(P.c.symmetric && P.c.dropout == 0)) continue;
+    if (std::string(bwd) == "cpu.fused.symmetric" && !(P.c.symmetric && P.c.dropout == 0 && P.c.edge_dim == 0))
+      continue;
     const Result got = P.run(Device{}, "cpu.fused", bwd);
     expect_result_close(got, ref, P.c.dtype, what + " [" + bwd + "]");
   }
@@ -338,7 +361,8 @@ void check_cpu_variants(Problem<I>& P, const std::string& what) {
 TEST(Attention, ReferenceBackwardMatchesFiniteDifferences) {
   const uint64_t seed = tessera::testing::seed();
   for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
-    for (double p : {0.0, 0.3}) {
+    for (double p : {0.0, 0.3})
+     for (int64_t edge_dim : {0, 2}) {
       Case c;
       c.kind = kind;
       c.dtype = DType::f64;
@@ -346,6 +370,7 @@ TEST(Attention, ReferenceBackwardMatchesFiniteDifferences) {
       c.C = 3;
       c.dropout = p;
       c.want_alpha = false;
+      c.edge_dim = edge_dim;
       Problem<int32_t> P(c, nasty_graph<int32_t>(9, 11, 3, 0, seed), seed + 3);
       const Result g = P.run(Device{}, "reference", "reference");
       // loss = <out, dout>; perturb each input entry and difference the loss.
@@ -374,6 +399,10 @@ TEST(Attention, ReferenceBackwardMatchesFiniteDifferences) {
       check(P.q, g.dq, "query");
       check(P.k, g.dk, "key");
       if (kind == AttentionKind::transformer) check(P.v, g.dv, "value");
+      if (edge_dim > 0) {
+        check(P.ea, g.dedge_attr, "edge_attr");
+        check(P.ew, g.dedge_weight, "edge_weight");
+      }
       if (kind == AttentionKind::gatv2)
         for (int64_t x = 0; x < c.H * c.C; ++x) {
           double* e = reinterpret_cast<double*>(P.att.data()) + x;
@@ -427,6 +456,33 @@ TEST(Attention, CpuFusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
           check_cpu_variants(P, describe(c) + " i32 seed " + std::to_string(s));
         } else {
           Problem<int64_t> P(c, nasty_graph<int64_t>(257, 300, 6, 0, s), s);
+          check_cpu_variants(P, describe(c) + " i64 seed " + std::to_string(s));
+        }
+      }
+}
+
+// Edge features (edge_dim): every CPU variant against the reference, with dropout, strided rows,
+// int32 and int64 graphs with a huge row, f32 and f64.
+TEST(Attention, CpuFusedEdgeFeaturesMatchReference) {
+  const uint64_t seed = tessera::testing::seed();
+  int n = 0;
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
+    for (DType t : {DType::f32, DType::f64})
+      for (double p : {0.0, 0.25}) {
+        Case c;
+        c.kind = kind;
+        c.dtype = t;
+        c.H = 3;
+        c.C = 5;
+        c.pad = 1;
+        c.dropout = p;
+        c.edge_dim = 1 + (n % 4);
+        const uint64_t s = seed + uint64_t(++n);
+        if (n % 2) {
+          Problem<int32_t> P(c, nasty_graph<int32_t>(120, 97, 5, 300, s), s);
+          check_cpu_variants(P, describe(c) + " i32 seed " + std::to_string(s));
+        } else {
+          Problem<int64_t> P(c, nasty_graph<int64_t>(97, 120, 5, 300, s), s);
           check_cpu_variants(P, describe(c) + " i64 seed " + std::to_string(s));
         }
       }

@@ -17,6 +17,14 @@
 //   alpha_after_dropout (PyG's GATv2Conv returns them after dropout, TransformerConv before).
 //   Nothing of size O(nnz*H) is written unless `alpha` is requested.
 //
+// Edge features (optional, PyG's edge_dim; CPU and reference backends): edge_attr (nnz x D, in A's
+// entry order) and edge_weight (H*C x D, lin_edge.weight) give each entry the projection
+// eh_k = edge_weight edge_attr_k (H*C), computed where it is used and never stored:
+//   GATv2:        e_ij = sum_c att[h,c] * LeakyReLU(query[i,h,c] + key[j,h,c] + eh_k[h,c])
+//   Transformer:  e_ij = scale * <query[i,h,:], key[j,h,:] + eh_k[h,:]>, message value[j] + eh_k.
+//   Backward, with g_k = d loss / d eh_k (GATv2: dS a lrelu'(z); Transformer: scale dS q_i +
+//   alpha'_ij dO_i): dedge_attr_k = edge_weight^T g_k, dedge_weight = sum_k g_k edge_attr_k^T.
+//
 // Backward recomputes alpha from lse: per target, walks over its entries give
 //   Delta_i = sum_j alpha_ij dA_ij  (dA_ij = m_ij/(1-p) <dO_i, value_j>, = <O_i, dO_i> in exact
 //   arithmetic, but summed here from the edges, so it stays exact when out is 16-bit; out is not
@@ -99,12 +107,15 @@ struct AttentionArgs {
   double scale = 0;            // Transformer: 0 means 1/sqrt(C)
   double dropout = 0;          // probability in [0, 1]
   uint64_t dropout_seed = 0;
+  DenseView edge_attr;         // optional: A.nnz x D edge features (data null = none)
+  DenseView edge_weight;       // with edge_attr: H*C x D projection, the features' dtype
   DenseView out;               // A.rows x H*C (written)
   void* lse = nullptr;         // A.rows*H accumulation type (written; backward needs it)
   void* alpha = nullptr;       // optional nnz*H accumulation type (written when non-null)
   bool alpha_after_dropout = false;
 
   double logit_scale() const;
+  bool has_edge_features() const { return edge_attr.data != nullptr; }
 };
 
 template <class I>
@@ -115,6 +126,8 @@ struct AttentionBackwardArgs {
   DenseView dkey;              // A.cols x H*C (written; GATv2: the whole gradient of x_l)
   DenseView dvalue;            // A.cols x H*C (written, Transformer only)
   void* datt = nullptr;        // GATv2: H*C accumulation type (written)
+  DenseView dedge_attr;        // with edge features: A.nnz x D (written)
+  void* dedge_weight = nullptr;  // with edge features: H*C x D accumulation type (written)
   const AttentionTransposeView<I>* transpose = nullptr;  // optional cached transpose of A
   bool symmetric = false;      // caller promises A equals its transpose as a multiset of edges
 };

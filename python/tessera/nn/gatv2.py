@@ -11,8 +11,9 @@ in-edges of i; dropout on alpha; out_i = sum_j alpha_ij x_l[j]; concat or mean o
 
 Edge features (``edge_dim``/``edge_attr``): ``lin_edge`` (glorot, no bias) projects them and
 lin_edge(e_ij) is added inside the LeakyReLU, self-loops filled with ``fill_value`` ('mean' of the
-target's in-edge features by default). That path runs PyG's per-edge computation in plain torch
-(E x H x C tensors, like PyG itself) -- the fused kernels do not take edge features yet.
+target's in-edge features by default). On the CPU the fused kernels project each edge's features
+where they use them (no E x H x C tensor); on CUDA that path still runs PyG's per-edge computation
+in plain torch (E x H x C tensors, like PyG itself).
 
 Not supported (raises): lazy in_channels (-1); edge_attr with a tessera.Graph as edge_index.
 """
@@ -121,19 +122,27 @@ def graph_edge_index(g: Graph) -> Tensor:
 def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, value: Optional[Tensor],
                     att: Optional[Tensor], heads: int, negative_slope: float = 0.2, scale: float = 0.0,
                     dropout: float = 0.0, training: bool = False, return_alpha: bool = False,
-                    alpha_after_dropout: bool = False) -> Tuple[Tensor, Optional[Tensor]]:
-    """out [N_dst, H*C] (and alpha [nnz, H] in CSR order when asked) of one fused attention."""
+                    alpha_after_dropout: bool = False, edge_attr: Optional[Tensor] = None,
+                    edge_weight: Optional[Tensor] = None) -> Tuple[Tensor, Optional[Tensor]]:
+    """out [N_dst, H*C] (and alpha [nnz, H] in CSR order when asked) of one fused attention.
+    edge_attr [nnz, D] in CSR order and edge_weight [H*C, D] (lin_edge.weight): edge features,
+    projected inside the kernels (CPU)."""
     p = dropout if training else 0.0
     seed = int(torch.randint(0, 2 ** 62, (1,)).item()) if p > 0 else 0
     needs_grad = torch.is_grad_enabled() and any(
-        t is not None and t.requires_grad for t in (query, key, value, att))
+        t is not None and t.requires_grad for t in (query, key, value, att, edge_attr, edge_weight))
     t_rowptr = t_col = t_perm = None
     if needs_grad:
         t_rowptr, t_col, t_perm = g.transpose()
     out, _, alpha = _ops.attention(g.rowptr, g.col, query, key, value, att, heads, kind, negative_slope, scale,
                                    p, seed, return_alpha, alpha_after_dropout, t_rowptr, t_col, t_perm, False,
-                                   g.graph.id)
+                                   g.graph.id, edge_attr, edge_weight)
     return out, (alpha if return_alpha else None)
+
+
+def fused_edge_features(x: Tensor) -> bool:
+    """Whether the fused kernels take edge features for inputs on x's device (CPU so far)."""
+    return x.device.type == "cpu"
 
 
 def _segment_softmax(logits: Tensor, index: Tensor, n: int) -> Tensor:
@@ -283,7 +292,7 @@ class GATv2Conv(torch.nn.Module):
         if edge_attr is not None:
             if self.lin_edge is None:
                 raise ValueError("GATv2Conv: edge_attr given but the layer was built without edge_dim")
-            out, ei, alpha = self._edge_feature_forward(x_l, x_r, edge_index, edge_attr)
+            out, ei, alpha = self._edge_feature_forward(x_l, x_r, edge_index, edge_attr, want_alpha)
             return self._finish(out, res, (ei, alpha) if want_alpha else None)
         g = self._graph(edge_index, x_l.size(0), x_r.size(0))
         out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), H, self.negative_slope, 0.0,
@@ -303,7 +312,7 @@ class GATv2Conv(torch.nn.Module):
             out = out + self.bias
         return (out, attention) if attention is not None else out
 
-    def _edge_feature_forward(self, x_l: Tensor, x_r: Tensor, edge_index, edge_attr: Tensor):
+    def _edge_feature_forward(self, x_l: Tensor, x_r: Tensor, edge_index, edge_attr: Tensor, want_alpha: bool):
         if not isinstance(edge_index, Tensor):
             raise TypeError("tessera GATv2Conv: edge_attr needs edge_index as a [2, E] tensor, "
                             f"got {type(edge_index).__name__}")
@@ -312,6 +321,7 @@ class GATv2Conv(torch.nn.Module):
         if edge_attr.size(0) != edge_index.size(1):
             raise ValueError(f"GATv2Conv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
                              f"{edge_index.size(1)} edges")
+        given = edge_index
         if self.add_self_loops:
             n = min(x_l.size(0), x_r.size(0))
             keep = edge_index[0] != edge_index[1]
@@ -320,6 +330,15 @@ class GATv2Conv(torch.nn.Module):
             ar = torch.arange(n, device=edge_index.device, dtype=edge_index.dtype)
             edge_index = torch.cat([edge_index, torch.stack([ar, ar])], dim=1)
             edge_attr = torch.cat([edge_attr, loops], dim=0)
+        if fused_edge_features(x_l):
+            # The cached CSR of the given edges (self-loops handled in the same order as above);
+            # edge features gathered into its entry order, projected inside the kernels.
+            g = self._graph(given, x_l.size(0), x_r.size(0))
+            ea = edge_attr.index_select(0, g.perm) if g.perm is not None else edge_attr
+            out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), self.heads,
+                                         self.negative_slope, 0.0, self.dropout, self.training, want_alpha,
+                                         alpha_after_dropout=True, edge_attr=ea, edge_weight=self.lin_edge.weight)
+            return out, g.edge_index, (g.alpha_in_edge_order(alpha) if want_alpha else None)
         out, _, alpha_d = edge_feature_attention("gatv2", edge_index, x_r, x_l, x_l, self.lin_edge(edge_attr),
                                                  self.att, self.heads, self.negative_slope, self.dropout,
                                                  self.training)

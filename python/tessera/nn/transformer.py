@@ -10,8 +10,9 @@ lin_skip(x_dst), gated by beta = sigmoid(lin_beta([out, x_r, out - x_r])) when b
 Attention weights (return_attention_weights) are returned before dropout, as PyG does.
 
 Edge features (``edge_dim``/``edge_attr``): e = lin_edge(edge_attr) (no bias) is added to k_j and
-v_j as PyG does; that path runs PyG's per-edge computation in plain torch (E x H x C tensors, like
-PyG itself) -- the fused kernels do not take edge features yet.
+v_j as PyG does. On the CPU the fused kernels project each edge's features where they use them (no
+E x H x C tensor); on CUDA that path still runs PyG's per-edge computation in plain torch (E x H x C
+tensors, like PyG itself).
 
 Not supported (raises): lazy in_channels (-1).
 """
@@ -22,7 +23,7 @@ from torch import Tensor
 
 from ..graph import Graph
 from .gatv2 import (AttentionGraph, GraphCache, _pyg_linear, _reset_linear, edge_feature_attention, fused_attention,
-                    graph_edge_index)
+                    fused_edge_features, graph_edge_index)
 
 
 class TransformerConv(torch.nn.Module):
@@ -84,6 +85,17 @@ class TransformerConv(torch.nn.Module):
             if edge_attr.size(0) != edge_index.size(1):
                 raise ValueError(f"TransformerConv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
                                  f"{edge_index.size(1)} edges")
+            if fused_edge_features(query):
+                n_dst, n_src = query.size(0), key.size(0)
+                g = self._graph_cache.get(edge_index, (n_src, n_dst),
+                                          lambda: AttentionGraph.from_edge_index(edge_index, n_dst, n_src))
+                ea = edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
+                ea = ea.index_select(0, g.perm) if g.perm is not None else ea
+                out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
+                                             self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
+                                             edge_weight=self.lin_edge.weight)
+                attention = (edge_index, g.alpha_in_edge_order(alpha)) if want_alpha else None
+                return self._finish(out, x, attention)
             out, alpha, _ = edge_feature_attention("transformer", edge_index, query, key, value,
                                                    self.lin_edge(edge_attr), None, H, 0.2, self.dropout,
                                                    self.training)

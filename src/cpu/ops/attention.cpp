@@ -68,6 +68,10 @@ struct Ctx {
   uint32_t threshold;
   Acc keep_scale;
   bool gat;
+  const T* ea;    // edge features (nnz x D, ld lde) and their projection (H*C x D, ld ldw); ea null = none
+  const T* W;
+  int64_t D, lde, ldw;
+  std::vector<Acc> Wt;  // the projection transposed (D x H*C): every edge-feature loop runs over H*C
   explicit Ctx(const AttentionArgs<I>& args)
       : a(args), H(args.heads), C(args.channels), HC(args.heads * args.channels),
         q(args.query.template as<T>()), k(args.key.template as<T>()),
@@ -76,7 +80,36 @@ struct Ctx {
         att(static_cast<const Acc*>(args.att)), slope(Acc(args.negative_slope)),
         scale(Acc(args.logit_scale())), threshold(attention_dropout_threshold(args.dropout)),
         keep_scale(args.dropout >= 1 ? Acc(0) : Acc(1.0 / (1.0 - args.dropout))),
-        gat(args.kind == AttentionKind::gatv2) {}
+        gat(args.kind == AttentionKind::gatv2), ea(args.edge_attr.template as<T>()),
+        W(args.edge_weight.template as<T>()), D(args.edge_attr.cols), lde(args.edge_attr.ld),
+        ldw(args.edge_weight.ld) {
+    if (ea) {
+      Wt.resize(static_cast<size_t>(D * HC));
+      for (int64_t o = 0; o < HC; ++o)
+        for (int64_t t = 0; t < D; ++t) Wt[size_t(t * HC + o)] = Acc(W[o * ldw + t]);
+    }
+  }
+  bool edges() const { return ea != nullptr; }
+  // eh = W edge_attr[e] (H*C), the entry's projected edge features.
+  void project(int64_t e, Acc* __restrict eh) const {
+    const T* __restrict x = ea + e * lde;
+    std::fill(eh, eh + HC, Acc(0));
+    for (int64_t t = 0; t < D; ++t) axpy(eh, Acc(x[t]), Wt.data() + t * HC, HC);
+  }
+  // Logit of head h with edge features: q (loaded) and k (stored) plus eh (loaded). The targets
+  // and the sources pass both call this with the same operands, so they agree bitwise.
+  Acc logit_edge(const Acc* __restrict q, const T* __restrict k, const Acc* __restrict eh, int64_t h,
+                 Acc* __restrict tmp) const {
+    if (gat) {
+#pragma omp simd
+      for (int64_t c = 0; c < C; ++c) tmp[c] = q[c] + eh[c];
+      return gat_logit<T, Acc>(tmp, k, att + h * C, slope, C);
+    }
+    Acc e = 0;
+#pragma omp simd reduction(+ : e)
+    for (int64_t c = 0; c < C; ++c) e += q[c] * (Acc(k[c]) + eh[c]);
+    return e * scale;
+  }
   // Logit of head h between a row loaded in the accumulation type and a stored row (either role).
   Acc logit(const Acc* loaded, const T* stored, int64_t h) const {
     return gat ? gat_logit<T, Acc>(loaded, stored, att + h * C, slope, C)
@@ -116,6 +149,53 @@ std::vector<int64_t> row_chunks(const I* ptr, int64_t rows) {
   return b;
 }
 
+// Targets pass, one entry e (target i) with edge features: dq += ...; g = d loss / d eh; the
+// entry's dedge_attr = W^T g; its chunk's dedge_weight partial += g edge_attr^T; GATv2's datt.
+// P, G: the entry's alpha and alpha * dA per head, D: the row's Delta; eh, g: scratch (H*C).
+template <class T, class I, class Acc>
+void edge_grad_row(const Ctx<T, I, Acc>& X, int64_t e, int64_t i, const T* kr, const Acc* qv, const Acc* dov,
+                   const Acc* P, const Acc* G, const Acc* D, Acc* eh, Acc* g, Acc* dq, Acc* datt, T* dea,
+                   Acc* dw) {
+  const int64_t H = X.H, C = X.C, HC = X.HC, Dm = X.D;
+  const Acc slope = X.slope, scale = X.scale;  // locals: the stores below cannot alias them
+  (void)i;
+  X.project(e, eh);
+  for (int64_t h = 0; h < H; ++h) {
+    const Acc dS = G[h] - P[h] * D[h];
+    const Acc pk = P[h] * X.drop(e, h);
+    const Acc* __restrict q = qv + h * C;
+    const T* __restrict k = kr + h * C;
+    const Acc* __restrict e_h = eh + h * C;
+    Acc* __restrict d = dq + h * C;
+    Acc* __restrict gh = g + h * C;
+    if (X.gat) {
+      const Acc* __restrict at = X.att + h * C;
+      Acc* __restrict da = datt + h * C;
+#pragma omp simd
+      for (int64_t c = 0; c < C; ++c) {
+        const Acc z = (q[c] + e_h[c]) + Acc(k[c]);  // as logit_edge
+        const Acc s = z > 0 ? Acc(1) : slope;
+        gh[c] = dS * at[c] * s;
+        d[c] += gh[c];
+        da[c] += dS * (z * s);
+      }
+    } else {
+      const Acc* __restrict o = dov + h * C;
+#pragma omp simd
+      for (int64_t c = 0; c < C; ++c) {
+        d[c] += dS * (Acc(k[c]) + e_h[c]);  // scaled by X.scale with the rest of dq
+        gh[c] = dS * scale * q[c] + pk * o[c];
+      }
+    }
+  }
+  // dw is this chunk's partial of dedge_weight transposed (D x H*C), like Wt.
+  const T* x = X.ea + e * X.lde;
+  for (int64_t t = 0; t < Dm; ++t) {
+    dea[t] = T(dot(X.Wt.data() + t * HC, g, HC));
+    axpy(dw + t * HC, Acc(x[t]), g, HC);
+  }
+}
+
 template <class T, class I>
 void forward(const AttentionArgs<I>& a, const Exec& exec) {
   using Acc = typename acc_of<T>::type;
@@ -133,6 +213,7 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
   {
     const size_t hc = static_cast<size_t>(HC), h1 = static_cast<size_t>(H);
     std::vector<Acc> qv(hc), acc(hc), m(h1), s(h1), L;  // L: the row's logits, then probabilities
+    std::vector<Acc> eh(X.edges() ? hc : 0), tmp(X.edges() ? hc : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t chunk = 0; chunk < nchunks; ++chunk)
       for (int64_t i = chunks[size_t(chunk)]; i < chunks[size_t(chunk) + 1]; ++i) {
@@ -146,8 +227,10 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
           if (e + kAhead < A.nnz) prefetch_row(X.k + int64_t(A.col[e + kAhead]) * X.ldk, rowbytes);
           const T* kr = X.k + int64_t(A.col[e]) * X.ldk;
           Acc* l = L.data() + (e - b) * H;
+          if (X.edges()) X.project(e, eh.data());
           for (int64_t h = 0; h < H; ++h) {
-            l[h] = X.logit(qv.data() + h * C, kr + h * C, h);
+            l[h] = X.edges() ? X.logit_edge(qv.data() + h * C, kr + h * C, eh.data() + h * C, h, tmp.data())
+                             : X.logit(qv.data() + h * C, kr + h * C, h);
             m[h] = std::max(m[h], l[h]);
           }
         }
@@ -158,12 +241,17 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
           if (!X.gat && e + kAhead < end) prefetch_row(X.v + int64_t(A.col[e + kAhead]) * X.ldv, rowbytes);
           const T* vr = X.v + int64_t(A.col[e]) * X.ldv;
           Acc* l = L.data() + (e - b) * H;
+          const bool edge_msg = X.edges() && !X.gat;  // the Transformer's message is value + eh
+          if (edge_msg) X.project(e, eh.data());
           for (int64_t h = 0; h < H; ++h) {
             const Acc p = std::exp(l[h] - m[h]);
             s[h] += p;
             l[h] = p;
             const Acc w = p * X.drop(e, h);
-            if (w != 0) axpy(acc.data() + h * C, w, vr + h * C, C);
+            if (w != 0) {
+              axpy(acc.data() + h * C, w, vr + h * C, C);
+              if (edge_msg) axpy(acc.data() + h * C, w, eh.data() + h * C, C);
+            }
           }
         }
         T* o = out + i * a.out.ld;
@@ -205,10 +293,17 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
   const auto tchunks = row_chunks(A.rowptr, A.rows);
   const int64_t ntc = int64_t(tchunks.size()) - 1;
   std::vector<Acc> datt_part(gat ? size_t(ntc * HC) : 0, Acc(0));
+  // Edge features: the entry's gradient g = d loss / d eh gives dedge_attr (per entry, in this
+  // pass) and this chunk's partial of dedge_weight = sum g edge_attr^T (summed in chunk order).
+  const bool edges = X.edges();
+  const int64_t Dm = X.D;
+  std::vector<Acc> dw_part(edges ? size_t(ntc * HC * Dm) : 0, Acc(0));
+  T* dea = edges ? bw.dedge_attr.template as<T>() : nullptr;
 #pragma omp parallel num_threads(nt)
   {
     const size_t hc = static_cast<size_t>(HC), h1 = static_cast<size_t>(H);
     std::vector<Acc> qv(hc), dov(hc), dq(hc), D(h1), P, G;  // P, G: the row's alpha, alpha * dA
+    std::vector<Acc> eh(edges ? hc : 0), tmp(edges ? hc : 0), ge(edges ? hc : 0), ve(edges ? hc : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t chunk = 0; chunk < ntc; ++chunk) {
       Acc* dat = gat ? datt_part.data() + chunk * HC : nullptr;
@@ -231,9 +326,14 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
           const int64_t j = A.col[e];
           const T* kr = X.k + j * X.ldk;
           const T* vr = X.v + j * X.ldv;
+          if (edges) X.project(e, eh.data());
           for (int64_t h = 0; h < H; ++h) {
-            const Acc p = std::exp(X.logit(qv.data() + h * C, kr + h * C, h) - li[h]);
-            const Acc pdA = p * X.drop(e, h) * dot(dov.data() + h * C, vr + h * C, C);
+            const Acc lg = edges ? X.logit_edge(qv.data() + h * C, kr + h * C, eh.data() + h * C, h, tmp.data())
+                                 : X.logit(qv.data() + h * C, kr + h * C, h);
+            const Acc p = std::exp(lg - li[h]);
+            Acc dA = dot(dov.data() + h * C, vr + h * C, C);
+            if (edges && !gat) dA += dot(dov.data() + h * C, eh.data() + h * C, C);  // value + eh
+            const Acc pdA = p * X.drop(e, h) * dA;
             D[size_t(h)] += pdA;
             P[size_t((e - b) * H + h)] = p;
             G[size_t((e - b) * H + h)] = pdA;
@@ -242,6 +342,12 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
         std::fill(dq.begin(), dq.end(), Acc(0));
         for (int64_t e = b; e < end; ++e) {
           const T* kr = X.k + int64_t(A.col[e]) * X.ldk;
+          if (edges) {
+            edge_grad_row<T, I, Acc>(X, e, i, kr, qv.data(), dov.data(), P.data() + (e - b) * H,
+                                     G.data() + (e - b) * H, D.data(), eh.data(), ge.data(), dq.data(),
+                                     dat, dea + e * bw.dedge_attr.ld, dw_part.data() + chunk * HC * Dm);
+            continue;
+          }
           for (int64_t h = 0; h < H; ++h) {
             const Acc dS = G[size_t((e - b) * H + h)] - P[size_t((e - b) * H + h)] * D[size_t(h)];
             Acc* __restrict d = dq.data() + h * C;
@@ -275,6 +381,13 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
     for (int64_t chunk = 0; chunk < ntc; ++chunk)
       for (int64_t x = 0; x < HC; ++x) datt[x] += datt_part[size_t(chunk * HC + x)];
   }
+  if (edges) {
+    Acc* dw = static_cast<Acc*>(bw.dedge_weight);
+    std::fill(dw, dw + HC * Dm, Acc(0));
+    for (int64_t chunk = 0; chunk < ntc; ++chunk)  // partials are D x H*C: transpose into H*C x D
+      for (int64_t t = 0; t < Dm; ++t)
+        for (int64_t o = 0; o < HC; ++o) dw[o * Dm + t] += dw_part[size_t(chunk * HC * Dm + t * HC + o)];
+  }
 
   // Pass 2, per source j: walk the targets i of j's out-edges (transpose, or A when symmetric),
   // recomputing alpha_ij from lse_i and dS_ij from Delta_i; no atomics.
@@ -304,6 +417,7 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
   {
     const size_t hc = static_cast<size_t>(HC);
     std::vector<Acc> kv(hc), vv(gat ? 0 : hc), dk(hc), dv(gat ? 0 : hc);
+    std::vector<Acc> eh(edges ? hc : 0), tmp(edges ? hc : 0), qa(edges ? hc : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t chunk = 0; chunk < nsc; ++chunk)
       for (int64_t j = schunks[size_t(chunk)]; j < schunks[size_t(chunk) + 1]; ++j) {
@@ -322,9 +436,17 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
           const int64_t e = perm ? int64_t(perm[t]) : -1;
           const T* qr = X.q + i * X.ldq;
           const T* dor = dO + i * ldo;
+          if (edges) {  // the entry's edge features (perm is set: no symmetric path with them)
+            X.project(e, eh.data());
+            load(qa.data(), qr, HC);
+          }
           for (int64_t h = 0; h < H; ++h) {
-            const Acc p = std::exp(X.logit(kv.data() + h * C, qr + h * C, h) - lse[i * H + h]);
-            const Acc dp = dot(vj + h * C, dor + h * C, C);
+            const Acc lg = edges ? X.logit_edge(qa.data() + h * C, X.k + j * X.ldk + h * C, eh.data() + h * C, h,
+                                                tmp.data())
+                                 : X.logit(kv.data() + h * C, qr + h * C, h);
+            const Acc p = std::exp(lg - lse[i * H + h]);
+            Acc dp = dot(vj + h * C, dor + h * C, C);
+            if (edges && !gat) dp += dot(eh.data() + h * C, dor + h * C, C);
             const Acc keep = e >= 0 ? X.drop(e, h) : Acc(1);
             const Acc dS = p * (keep * dp - delta[size_t(i * H + h)]);
             const Acc pk = p * keep;
@@ -334,9 +456,10 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
             if (gat) {
               const Acc* __restrict kh = kv.data() + h * C;
               const Acc* __restrict at = X.att + h * C;
+              const Acc* __restrict eh_h = edges ? eh.data() + h * C : nullptr;
 #pragma omp simd
               for (int64_t c = 0; c < C; ++c) {
-                const Acc z = kh[c] + Acc(qh[c]);
+                const Acc z = edges ? (Acc(qh[c]) + eh_h[c]) + kh[c] : kh[c] + Acc(qh[c]);
                 const Acc g = z > 0 ? Acc(1) : slope;
                 d[c] += dS * at[c] * g + pk * Acc(oh[c]);
               }

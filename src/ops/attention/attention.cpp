@@ -98,6 +98,24 @@ void validate_common(const AttentionArgs<I>& a, const char* who, bool need_out) 
   TESSERA_CHECK(a.dropout >= 0 && a.dropout <= 1, who, ": dropout = ", a.dropout, ", expected in [0, 1]");
   TESSERA_CHECK(std::isfinite(a.negative_slope), who, ": negative_slope is not finite");
   TESSERA_CHECK(std::isfinite(a.scale), who, ": scale is not finite");
+  if (a.has_edge_features()) {
+    const int64_t D = a.edge_attr.cols;
+    TESSERA_CHECK(D >= 1, who, ": edge_attr has no columns");
+    TESSERA_CHECK(a.edge_attr.rows == a.A.nnz && a.edge_attr.ld >= D, who, ": edge_attr is ", a.edge_attr.rows,
+                  " x ", D, " (ld ", a.edge_attr.ld, ") but A has ", a.A.nnz, " entries");
+    TESSERA_CHECK(a.edge_attr.dtype == t && a.edge_attr.device == d, who, ": edge_attr is ",
+                  dtype_name(a.edge_attr.dtype), " on ", a.edge_attr.device.str(), ", expected ", dtype_name(t),
+                  " on ", d.str());
+    TESSERA_CHECK(a.edge_weight.data && a.edge_weight.rows == w && a.edge_weight.cols == D &&
+                      a.edge_weight.ld >= D,
+                  who, ": edge_weight is ", a.edge_weight.rows, " x ", a.edge_weight.cols,
+                  ", expected heads*channels x edge_attr columns = ", w, " x ", D);
+    TESSERA_CHECK(a.edge_weight.dtype == t && a.edge_weight.device == d, who, ": edge_weight is ",
+                  dtype_name(a.edge_weight.dtype), " on ", a.edge_weight.device.str(), ", expected ",
+                  dtype_name(t), " on ", d.str());
+  } else {
+    TESSERA_CHECK(a.edge_weight.data == nullptr, who, ": edge_weight given without edge_attr");
+  }
 }
 
 }  // namespace
@@ -123,6 +141,13 @@ void validate_attention_backward(const AttentionBackwardArgs<I>& b) {
     check_matrix<I>(who, "dvalue", b.dvalue, a.A.cols, "A.cols (sources)", w, t, d);
   else
     TESSERA_CHECK(b.datt, who, ": GATv2 needs datt");
+  if (a.has_edge_features()) {
+    TESSERA_CHECK(b.dedge_attr.data && b.dedge_attr.rows == a.A.nnz && b.dedge_attr.cols == a.edge_attr.cols &&
+                      b.dedge_attr.dtype == t && b.dedge_attr.device == d,
+                  who, ": dedge_attr must be ", a.A.nnz, " x ", a.edge_attr.cols, " ", dtype_name(t), " on ",
+                  d.str());
+    TESSERA_CHECK(b.dedge_weight, who, ": edge features need dedge_weight");
+  }
   if (b.symmetric)
     TESSERA_CHECK(a.A.rows == a.A.cols, who, ": symmetric declared but A is ", a.A.rows, " x ", a.A.cols);
   if (b.transpose) {
@@ -146,7 +171,9 @@ tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
            "OpenMP over targets, online softmax, no edge tensors"});
 #ifdef TESSERA_WITH_CUDA
     r.add({"cuda.fused", tune::Backend::cuda,
-           [](const AttentionArgs<I>& a) { return a.channels <= detail::kCudaAttentionMaxChannels; },
+           [](const AttentionArgs<I>& a) {
+             return a.channels <= detail::kCudaAttentionMaxChannels && !a.has_edge_features();
+           },
            [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda(a, e); },
            "warp groups per (target, head), online softmax; heavy rows split over a block"});
 #endif
@@ -161,9 +188,9 @@ tune::Registry<AttentionBackwardArgs<I>>& attention_backward_registry() {
   static tune::Registry<B> reg = [] {
     tune::Registry<B> r("attention_backward");
     // The symmetric path identifies an edge (j -> i) by walking row j, so it cannot reproduce a
-    // mask keyed by edge position: only without dropout.
+    // mask keyed by edge position, nor find an entry's edge features: only without either.
     auto symmetric_ok = [](const B& b) {
-      return b.symmetric && b.fwd.dropout == 0 && b.fwd.A.rows == b.fwd.A.cols;
+      return b.symmetric && b.fwd.dropout == 0 && !b.fwd.has_edge_features() && b.fwd.A.rows == b.fwd.A.cols;
     };
     r.add({"reference", tune::Backend::reference, nullptr,
            [](const B& b, const Exec& e) { detail::attention_backward_reference(b, e); },
@@ -175,7 +202,9 @@ tune::Registry<AttentionBackwardArgs<I>>& attention_backward_registry() {
            [](const B& b, const Exec& e) { detail::attention_backward_cpu(b, e, true); },
            "sources pass over A itself (symmetric graphs)"});
 #ifdef TESSERA_WITH_CUDA
-    auto fits = [](const B& b) { return b.fwd.channels <= detail::kCudaAttentionMaxChannels; };
+    auto fits = [](const B& b) {
+      return b.fwd.channels <= detail::kCudaAttentionMaxChannels && !b.fwd.has_edge_features();
+    };
     r.add({"cuda.fused.transpose", tune::Backend::cuda, fits,
            [](const B& b, const Exec& e) { detail::attention_backward_cuda(b, e, false); },
            "targets pass + sources pass over the (cached or built) transpose"});
@@ -192,6 +221,9 @@ tune::Registry<AttentionBackwardArgs<I>>& attention_backward_registry() {
 template <class I>
 void attention_forward(const AttentionArgs<I>& a, const Exec& exec, const std::string& variant) {
   validate_attention(a, "attention");
+  TESSERA_CHECK(!(a.has_edge_features() && exec.device.is_cuda()),
+                "attention: edge features are fused on the CPU only so far; on CUDA the layers take their "
+                "PyG-style edge path");
   TESSERA_CHECK(exec.device == a.A.device, "attention: exec is on ", exec.device.str(), " but A is on ", a.A.device.str());
   const auto& v = choose(attention_forward_registry<I>(), a, exec.device, variant,
                          "TESSERA_VARIANT_ATTENTION", {"cuda.fused", "cpu.fused"});
@@ -201,6 +233,8 @@ void attention_forward(const AttentionArgs<I>& a, const Exec& exec, const std::s
 template <class I>
 void attention_backward(const AttentionBackwardArgs<I>& b, const Exec& exec, const std::string& variant) {
   validate_attention_backward(b);
+  TESSERA_CHECK(!(b.fwd.has_edge_features() && exec.device.is_cuda()),
+                "attention_backward: edge features are fused on the CPU only so far");
   TESSERA_CHECK(exec.device == b.fwd.A.device, "attention_backward: exec is on ", exec.device.str(),
                 " but A is on ", b.fwd.A.device.str());
   const auto& v = choose(attention_backward_registry<I>(), b, exec.device, variant,

@@ -45,6 +45,8 @@ struct Edges {
   const AttentionArgs<I>& a;
   int64_t H, C;
   Mat q, k, v;                 // v aliases k for GATv2 (copied)
+  Mat ea, W;                   // edge features (nnz x D) and their projection (H*C x D), if any
+  std::vector<double> eh;      // nnz x H*C: every entry's projected edge features (0 without)
   std::vector<double> att;
   std::vector<double> logit, alpha, lse;  // [k*H + h], [i*H + h]
   uint32_t threshold;
@@ -56,6 +58,14 @@ struct Edges {
         threshold(attention_dropout_threshold(args.dropout)),
         keep_scale(args.dropout >= 1 ? 0.0 : 1.0 / (1.0 - args.dropout)) {
     const bool f64 = is_f64(args.query);
+    eh.assign(size_t(args.A.nnz * H * C), 0.0);
+    if (args.has_edge_features()) {
+      ea = load(args.edge_attr);
+      W = load(args.edge_weight);
+      for (int64_t e = 0; e < args.A.nnz; ++e)
+        for (int64_t x = 0; x < H * C; ++x)
+          for (int64_t t = 0; t < ea.cols; ++t) eh[size_t(e * H * C + x)] += W.row(x)[t] * ea.row(e)[t];
+    }
     if (args.kind == AttentionKind::gatv2)
       for (int64_t c = 0; c < H * C; ++c) att.push_back(read_acc(args.att, f64, c));
     const auto& A = args.A;
@@ -64,7 +74,7 @@ struct Edges {
     lse.assign(size_t(A.rows * H), -std::numeric_limits<double>::infinity());
     for (int64_t i = 0; i < A.rows; ++i)
       for (int64_t e = A.rowptr[i]; e < A.rowptr[i + 1]; ++e)
-        for (int64_t h = 0; h < H; ++h) logit[e * H + h] = score(i, A.col[e], h);
+        for (int64_t h = 0; h < H; ++h) logit[e * H + h] = score(i, A.col[e], e, h);
     for (int64_t i = 0; i < A.rows; ++i)
       for (int64_t h = 0; h < H; ++h) {
         const int64_t b = A.rowptr[i], end = A.rowptr[i + 1];
@@ -79,13 +89,18 @@ struct Edges {
   }
   double lrelu(double z) const { return z > 0 ? z : a.negative_slope * z; }
   double dlrelu(double z) const { return z > 0 ? 1.0 : a.negative_slope; }
-  double score(int64_t i, int64_t j, int64_t h) const {
+  double edge(int64_t e, int64_t x) const { return eh[size_t(e * H * C + x)]; }
+  double score(int64_t i, int64_t j, int64_t k_e, int64_t h) const {
     double e = 0;
     for (int64_t c = 0; c < C; ++c) {
-      const double qi = q.row(i)[h * C + c], kj = k.row(j)[h * C + c];
+      const double qi = q.row(i)[h * C + c], kj = k.row(j)[h * C + c] + edge(k_e, h * C + c);
       e += a.kind == AttentionKind::gatv2 ? att[h * C + c] * lrelu(qi + kj) : qi * kj;
     }
     return a.kind == AttentionKind::gatv2 ? e : e * a.logit_scale();
+  }
+  // The message of entry e (source j) at feature x: value, plus the edge term for the Transformer.
+  double value(int64_t j, int64_t e, int64_t x) const {
+    return v.row(j)[x] + (a.kind == AttentionKind::transformer ? edge(e, x) : 0.0);
   }
   // Dropout factor of edge position e, head h (1 without dropout).
   double drop(int64_t e, int64_t h) const {
@@ -107,7 +122,7 @@ void attention_forward_reference(const AttentionArgs<I>& a, const Exec&) {
     for (int64_t e = A.rowptr[i]; e < A.rowptr[i + 1]; ++e)
       for (int64_t h = 0; h < H; ++h) {
         const double w = E.alpha[e * H + h] * E.drop(e, h);
-        for (int64_t c = 0; c < C; ++c) out.row(i)[h * C + c] += w * E.v.row(A.col[e])[h * C + c];
+        for (int64_t c = 0; c < C; ++c) out.row(i)[h * C + c] += w * E.value(A.col[e], e, h * C + c);
       }
   store(out, a.out);
   if (a.lse)
@@ -134,17 +149,21 @@ void attention_backward_reference(const AttentionBackwardArgs<I>& b, const Exec&
   Mat dk{A.cols, H * C, std::vector<double>(size_t(A.cols * H * C), 0.0)};
   Mat dv{A.cols, H * C, std::vector<double>(size_t(A.cols * H * C), 0.0)};
   std::vector<double> datt(size_t(H * C), 0.0), dA(size_t(A.nnz * H), 0.0);
+  std::vector<double> geh(size_t(A.nnz * H * C), 0.0);  // d loss / d eh (edge features)
   for (int64_t i = 0; i < A.rows; ++i)
     for (int64_t h = 0; h < H; ++h) {
       double D = 0;
       for (int64_t e = A.rowptr[i]; e < A.rowptr[i + 1]; ++e) {
         const int64_t j = A.col[e];
         double dot = 0;
-        for (int64_t c = 0; c < C; ++c) dot += dO.row(i)[h * C + c] * E.v.row(j)[h * C + c];
+        for (int64_t c = 0; c < C; ++c) dot += dO.row(i)[h * C + c] * E.value(j, e, h * C + c);
         dA[e * H + h] = E.drop(e, h) * dot;               // d loss / d alpha (pre-dropout)
         D += E.alpha[e * H + h] * dA[e * H + h];
         const double w = E.alpha[e * H + h] * E.drop(e, h);  // d out / d value
-        for (int64_t c = 0; c < C; ++c) dv.row(j)[h * C + c] += w * dO.row(i)[h * C + c];
+        for (int64_t c = 0; c < C; ++c) {
+          dv.row(j)[h * C + c] += w * dO.row(i)[h * C + c];
+          if (!gat) geh[size_t(e * H * C + h * C + c)] += w * dO.row(i)[h * C + c];
+        }
       }
       for (int64_t e = A.rowptr[i]; e < A.rowptr[i + 1]; ++e) {
         const int64_t j = A.col[e];
@@ -152,14 +171,16 @@ void attention_backward_reference(const AttentionBackwardArgs<I>& b, const Exec&
         for (int64_t c = 0; c < C; ++c) {
           const int64_t x = h * C + c;
           if (gat) {
-            const double z = E.q.row(i)[x] + E.k.row(j)[x];
+            const double z = E.q.row(i)[x] + E.k.row(j)[x] + E.edge(e, x);
             const double g = dS * E.att[x] * E.dlrelu(z);
             dq.row(i)[x] += g;
             dk.row(j)[x] += g;
+            geh[size_t(e * H * C + x)] += g;
             datt[x] += dS * E.lrelu(z);
           } else {
-            dq.row(i)[x] += dS * scale * E.k.row(j)[x];
+            dq.row(i)[x] += dS * scale * (E.k.row(j)[x] + E.edge(e, x));
             dk.row(j)[x] += dS * scale * E.q.row(i)[x];
+            geh[size_t(e * H * C + x)] += dS * scale * E.q.row(i)[x];
           }
         }
       }
@@ -172,6 +193,23 @@ void attention_backward_reference(const AttentionBackwardArgs<I>& b, const Exec&
   }
   store(dq, b.dquery);
   store(dk, b.dkey);
+  if (a.has_edge_features()) {
+    const int64_t D = E.ea.cols;
+    Mat dea{A.nnz, D, std::vector<double>(size_t(A.nnz * D), 0.0)};
+    for (int64_t e = 0; e < A.nnz; ++e)
+      for (int64_t x = 0; x < H * C; ++x)
+        for (int64_t t = 0; t < D; ++t) {
+          const double g = geh[size_t(e * H * C + x)];
+          dea.row(e)[t] += E.W.row(x)[t] * g;
+        }
+    store(dea, b.dedge_attr);
+    for (int64_t x = 0; x < H * C; ++x)
+      for (int64_t t = 0; t < D; ++t) {
+        double s = 0;
+        for (int64_t e = 0; e < A.nnz; ++e) s += geh[size_t(e * H * C + x)] * E.ea.row(e)[t];
+        write_acc(b.dedge_weight, is_f64(a.query), x * D + t, s);
+      }
+  }
 }
 
 template void attention_forward_reference(const AttentionArgs<int32_t>&, const Exec&);
