@@ -356,6 +356,19 @@ void check_cpu_variants(Problem<I>& P, const std::string& what) {
   }
 }
 
+// The same case on an int32 graph (rows x cols) or on an int64 one (cols x rows), so a sweep
+// covers both index types and both shapes.
+void check_cpu_variants_alternating(const Case& c, int64_t rows, int64_t cols, double degree, int64_t huge,
+                                    uint64_t s, bool i32) {
+  if (i32) {
+    Problem<int32_t> P(c, nasty_graph<int32_t>(rows, cols, degree, huge, s), s);
+    check_cpu_variants(P, describe(c) + " i32 seed " + std::to_string(s));
+  } else {
+    Problem<int64_t> P(c, nasty_graph<int64_t>(cols, rows, degree, huge, s), s);
+    check_cpu_variants(P, describe(c) + " i64 seed " + std::to_string(s));
+  }
+}
+
 }  // namespace
 
 TEST(Attention, ReferenceBackwardMatchesFiniteDifferences) {
@@ -451,13 +464,7 @@ TEST(Attention, CpuFusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
         c.C = C;
         c.pad = (C == 20) ? 3 : 0;
         const uint64_t s = seed + uint64_t(++n);
-        if (n % 2) {
-          Problem<int32_t> P(c, nasty_graph<int32_t>(300, 257, 6, 0, s), s);
-          check_cpu_variants(P, describe(c) + " i32 seed " + std::to_string(s));
-        } else {
-          Problem<int64_t> P(c, nasty_graph<int64_t>(257, 300, 6, 0, s), s);
-          check_cpu_variants(P, describe(c) + " i64 seed " + std::to_string(s));
-        }
+        check_cpu_variants_alternating(c, 300, 257, 6, 0, s, n % 2 == 1);
       }
 }
 
@@ -478,13 +485,7 @@ TEST(Attention, CpuFusedEdgeFeaturesMatchReference) {
         c.dropout = p;
         c.edge_dim = 1 + (n % 4);
         const uint64_t s = seed + uint64_t(++n);
-        if (n % 2) {
-          Problem<int32_t> P(c, nasty_graph<int32_t>(120, 97, 5, 300, s), s);
-          check_cpu_variants(P, describe(c) + " i32 seed " + std::to_string(s));
-        } else {
-          Problem<int64_t> P(c, nasty_graph<int64_t>(97, 120, 5, 300, s), s);
-          check_cpu_variants(P, describe(c) + " i64 seed " + std::to_string(s));
-        }
+        check_cpu_variants_alternating(c, 120, 97, 5, 300, s, n % 2 == 1);
       }
 }
 
