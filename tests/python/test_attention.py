@@ -143,6 +143,23 @@ def test_edge_features_run_fused_on_cpu(seed, monkeypatch, cls, oracle):
     torch.testing.assert_close(gea, gea_ref, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("cls,kwargs", [(GATv2Conv, {}), (GATv2Conv, {"residual": True, "concat": False}),
+                                        (TransformerConv, {}), (TransformerConv, {"beta": True})])
+def test_inference_matches_training_mode_output(seed, cls, kwargs):
+    """Without autograd the layers add bias / residual / root weight in place: the same values as
+    with autograd, and the parameters untouched."""
+    mod = cls(8, 4, heads=3, **kwargs)
+    x, ei = torch.randn(30, 8), random_edges(30, 30, 120)
+    params = {n: p.detach().clone() for n, p in mod.named_parameters()}
+    out_grad = mod(x, ei)
+    assert out_grad.requires_grad
+    with torch.no_grad():
+        out_inf = mod(x, ei)
+    torch.testing.assert_close(out_inf, out_grad.detach(), rtol=0, atol=0)
+    for n, p in mod.named_parameters():
+        assert torch.equal(p, params[n]), n
+
+
 @pytest.mark.parametrize("cls", [GATv2Conv, TransformerConv])
 def test_dropout_is_reproducible_and_only_in_training(seed, cls):
     mod = cls(8, 4, heads=2, dropout=0.5)

@@ -145,6 +145,17 @@ def fused_edge_features(x: Tensor) -> bool:
     return x.device.type == "cpu"
 
 
+def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:
+    """out + other for an `out` the layer just made: in place when no autograd graph runs through
+    either and the sum keeps out's dtype and shape (inference then writes no second [N, H*C]
+    buffer, which on the CPU is also a fresh page-faulted allocation), else out of place."""
+    if (torch.is_grad_enabled() and (out.requires_grad or other.requires_grad)) or \
+            torch.result_type(out, other) != out.dtype or \
+            torch.broadcast_shapes(out.shape, other.shape) != out.shape:
+        return out + other
+    return out.add_(other)
+
+
 def _segment_softmax(logits: Tensor, index: Tensor, n: int) -> Tensor:
     """logits [E, H] normalized over the edges sharing target index (torch_geometric.utils.softmax)."""
     idx = index.view(-1, 1).expand_as(logits)
@@ -307,9 +318,9 @@ class GATv2Conv(torch.nn.Module):
         if not self.concat:
             out = out.view(-1, self.heads, self.out_channels).mean(dim=1)
         if res is not None:
-            out = out + res
+            out = add_to_fresh(out, res)
         if self.bias is not None:
-            out = out + self.bias
+            out = add_to_fresh(out, self.bias)
         return (out, attention) if attention is not None else out
 
     def _edge_feature_forward(self, x_l: Tensor, x_r: Tensor, edge_index, edge_attr: Tensor, want_alpha: bool):

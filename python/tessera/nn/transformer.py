@@ -22,8 +22,8 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
-from .gatv2 import (AttentionGraph, GraphCache, _pyg_linear, _reset_linear, edge_feature_attention, fused_attention,
-                    fused_edge_features, graph_edge_index)
+from .gatv2 import (AttentionGraph, GraphCache, _pyg_linear, _reset_linear, add_to_fresh, edge_feature_attention,
+                    fused_attention, fused_edge_features, graph_edge_index)
 
 
 class TransformerConv(torch.nn.Module):
@@ -127,7 +127,7 @@ class TransformerConv(torch.nn.Module):
                 b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
                 out = b * x_r + (1 - b) * out
             else:
-                out = out + x_r
+                out = add_to_fresh(out, x_r)
         return (out, attention) if attention is not None else out
 
     def __repr__(self) -> str:
