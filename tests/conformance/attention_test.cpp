@@ -630,6 +630,29 @@ TEST(Attention, BadInputRaisesErrorsNamingTheProblem) {
   bad.A = broken.view();
   expect_error(bad, "out of range");
   EXPECT_THROW(attention_forward(a, Exec::cpu(), "no.such.variant"), Error);
+  // Edge features: shapes, dtypes and the pair of arguments.
+  Mat ea(c.dtype, P.g.nnz(), 3), ew(c.dtype, c.H * c.C, 3), ew_bad(c.dtype, c.H * c.C, 2),
+      ea_f64(DType::f64, P.g.nnz(), 3);
+  bad = a;
+  bad.edge_attr = ea.view();
+  bad.edge_weight = ew.view();
+  attention_forward(bad, Exec::cpu());  // well-formed edge features run
+  bad.edge_attr.rows -= 1;
+  expect_error(bad, "edge_attr has");
+  bad = a;
+  bad.edge_attr = ea.view();
+  bad.edge_weight = ew_bad.view();
+  expect_error(bad, "edge_weight has 2 columns");
+  bad = a;
+  bad.edge_attr = ea_f64.view();
+  bad.edge_weight = ew.view();
+  expect_error(bad, "edge_attr is float64");
+  bad = a;
+  bad.edge_attr = ea.view();
+  expect_error(bad, "without edge_weight");
+  bad = a;
+  bad.edge_weight = ew.view();
+  expect_error(bad, "without edge_attr");
   AttentionBackwardArgs<int32_t> b;
   b.fwd = a;
   b.symmetric = true;

@@ -27,9 +27,10 @@ namespace {
 
 template <class I>
 void check_matrix(const char* who, const char* name, const DenseView& m, int64_t rows,
-                  const char* rows_what, int64_t width, DType dtype, const Device& dev) {
+                  const char* rows_what, int64_t width, DType dtype, const Device& dev,
+                  const char* width_what = "heads*channels") {
   TESSERA_CHECK(m.rows == rows, who, ": ", name, " has ", m.rows, " rows but ", rows_what, " is ", rows);
-  TESSERA_CHECK(m.cols == width, who, ": ", name, " has ", m.cols, " columns, expected heads*channels = ", width);
+  TESSERA_CHECK(m.cols == width, who, ": ", name, " has ", m.cols, " columns, expected ", width_what, " = ", width);
   TESSERA_CHECK(m.ld >= m.cols, who, ": ", name, " has leading dimension ", m.ld, " < ", m.cols, " columns");
   TESSERA_CHECK(m.data || rows == 0 || width == 0, who, ": ", name, " has no data");
   TESSERA_CHECK(m.dtype == dtype, who, ": ", name, " is ", dtype_name(m.dtype), " but query is ", dtype_name(dtype));
@@ -101,18 +102,9 @@ void validate_common(const AttentionArgs<I>& a, const char* who, bool need_out) 
   if (a.has_edge_features()) {
     const int64_t D = a.edge_attr.cols;
     TESSERA_CHECK(D >= 1, who, ": edge_attr has no columns");
-    TESSERA_CHECK(a.edge_attr.rows == a.A.nnz && a.edge_attr.ld >= D, who, ": edge_attr is ", a.edge_attr.rows,
-                  " x ", D, " (ld ", a.edge_attr.ld, ") but A has ", a.A.nnz, " entries");
-    TESSERA_CHECK(a.edge_attr.dtype == t && a.edge_attr.device == d, who, ": edge_attr is ",
-                  dtype_name(a.edge_attr.dtype), " on ", a.edge_attr.device.str(), ", expected ", dtype_name(t),
-                  " on ", d.str());
-    TESSERA_CHECK(a.edge_weight.data && a.edge_weight.rows == w && a.edge_weight.cols == D &&
-                      a.edge_weight.ld >= D,
-                  who, ": edge_weight is ", a.edge_weight.rows, " x ", a.edge_weight.cols,
-                  ", expected heads*channels x edge_attr columns = ", w, " x ", D);
-    TESSERA_CHECK(a.edge_weight.dtype == t && a.edge_weight.device == d, who, ": edge_weight is ",
-                  dtype_name(a.edge_weight.dtype), " on ", a.edge_weight.device.str(), ", expected ",
-                  dtype_name(t), " on ", d.str());
+    check_matrix<I>(who, "edge_attr", a.edge_attr, a.A.nnz, "A.nnz (entries)", D, t, d, "its column count");
+    TESSERA_CHECK(a.edge_weight.data, who, ": edge_attr given without edge_weight");
+    check_matrix<I>(who, "edge_weight", a.edge_weight, w, "heads*channels", D, t, d, "edge_attr's columns");
   } else {
     TESSERA_CHECK(a.edge_weight.data == nullptr, who, ": edge_weight given without edge_attr");
   }
@@ -142,10 +134,9 @@ void validate_attention_backward(const AttentionBackwardArgs<I>& b) {
   else
     TESSERA_CHECK(b.datt, who, ": GATv2 needs datt");
   if (a.has_edge_features()) {
-    TESSERA_CHECK(b.dedge_attr.data && b.dedge_attr.rows == a.A.nnz && b.dedge_attr.cols == a.edge_attr.cols &&
-                      b.dedge_attr.dtype == t && b.dedge_attr.device == d,
-                  who, ": dedge_attr must be ", a.A.nnz, " x ", a.edge_attr.cols, " ", dtype_name(t), " on ",
-                  d.str());
+    TESSERA_CHECK(b.dedge_attr.data, who, ": edge features need dedge_attr");
+    check_matrix<I>(who, "dedge_attr", b.dedge_attr, a.A.nnz, "A.nnz (entries)", a.edge_attr.cols, t, d,
+                    "edge_attr's columns");
     TESSERA_CHECK(b.dedge_weight, who, ": edge features need dedge_weight");
   }
   if (b.symmetric)
