@@ -15,16 +15,9 @@ namespace {
 
 constexpr int kTile = kOctile * kOctile;
 
-// Distinct labels of a tile's nonzeros (at most 64), in first-seen order.
-int tile_labels(const OctileGraph& g, int64_t t, uint16_t* out) {
-  int n = 0;
-  for (int32_t k = g.nz_ptr[size_t(t)]; k < g.nz_ptr[size_t(t + 1)]; ++k) {
-    const uint16_t l = g.label[size_t(k)];
-    bool seen = false;
-    for (int s = 0; s < n && !seen; ++s) seen = out[s] == l;
-    if (!seen) out[n++] = l;
-  }
-  return n;
+// Whether a tile enters tile_pair in dense form (the factored products) on this path.
+inline bool dense_form(TilePath path, uint64_t mask) {
+  return path == TilePath::dense || (path == TilePath::automatic && dense_tile(mask));
 }
 
 // acc[r*8+r'] += sum over nonzeros (r,c) of tile ta and (r',c') of tile tb of
@@ -32,8 +25,7 @@ int tile_labels(const OctileGraph& g, int64_t t, uint16_t* out) {
 template <class T>
 void tile_pair(const OctileGraph& A, int64_t ta, const OctileGraph& B, int64_t tb, const T* tab, int L,
                TilePath path, const T* x, T* acc) {
-  const bool da = path == TilePath::dense || (path == TilePath::automatic && dense_tile(A.mask[size_t(ta)]));
-  const bool db = path == TilePath::dense || (path == TilePath::automatic && dense_tile(B.mask[size_t(tb)]));
+  const bool da = dense_form(path, A.mask[size_t(ta)]), db = dense_form(path, B.mask[size_t(tb)]);
   if (!da && !db) {  // sparse x sparse: nnz * nnz' multiply-adds
     uint64_t ma = A.mask[size_t(ta)];
     for (int32_t k = A.nz_ptr[size_t(ta)]; ma; ma &= ma - 1, ++k) {
@@ -163,11 +155,11 @@ struct System {
     for (int64_t I = 0; I < B1; ++I)
       for (int32_t ta = A.row_ptr[size_t(I)]; ta < A.row_ptr[size_t(I + 1)]; ++ta) {
         const double na = double(std::popcount(A.mask[size_t(ta)]));
-        const bool da = path == TilePath::dense || (path == TilePath::automatic && dense_tile(A.mask[size_t(ta)]));
+        const bool da = dense_form(path, A.mask[size_t(ta)]);
         for (int64_t I2 = 0; I2 < B2; ++I2)
           for (int32_t tb = B.row_ptr[size_t(I2)]; tb < B.row_ptr[size_t(I2 + 1)]; ++tb) {
             const double nb = double(std::popcount(B.mask[size_t(tb)]));
-            const bool db = path == TilePath::dense || (path == TilePath::automatic && dense_tile(B.mask[size_t(tb)]));
+            const bool db = dense_form(path, B.mask[size_t(tb)]);
             if (!da && !db) f += 2.0 * na * nb;                                   // direct products
             else if (db) f += double(labels_b[size_t(tb)]) * (1024.0 + 16.0 * na);  // Z = X Bl^T, acc += Tl Z
             else f += 144.0 * nb;                                                 // 8 x (8 + 1) per nonzero of B

@@ -32,6 +32,19 @@ struct OctileGraph {
 // `label_ids` (nnz, or nullptr = 0) are aligned with adj.col.
 OctileGraph build_octiles(const CsrView<int32_t>& adj, const float* weights, const uint16_t* label_ids);
 
+// Distinct edge labels of tile t's nonzeros (at most 64) into out, in first-seen order; returns
+// their count. The mat-vecs split a tile into one plane per label.
+inline int tile_labels(const OctileGraph& g, int64_t t, uint16_t* out) {
+  int n = 0;
+  for (int32_t k = g.nz_ptr[size_t(t)]; k < g.nz_ptr[size_t(t + 1)]; ++k) {
+    const uint16_t l = g.label[size_t(k)];
+    bool seen = false;
+    for (int s = 0; s < n && !seen; ++s) seen = out[s] == l;
+    if (!seen) out[n++] = l;
+  }
+  return n;
+}
+
 // A tile holding at least this many nonzeros takes the dense path of the tile-pair product.
 constexpr int kDenseTileThreshold = 24;
 inline bool dense_tile(uint64_t mask) { return std::popcount(mask) >= kDenseTileThreshold; }

@@ -579,20 +579,21 @@ void append_expanded_tiles(const OctileGraph& g, std::vector<float>& dense_w, st
   for (int64_t t = 0; t < g.tiles(); ++t) {
     float w[64] = {};
     uint16_t l[64] = {};
-    std::vector<uint16_t> labels;
     int k = g.nz_ptr[size_t(t)];
     for (int bit = 0; bit < 64; ++bit)
       if ((g.mask[size_t(t)] >> bit) & 1) {
         w[bit] = g.weight[size_t(k)];
         l[bit] = g.label[size_t(k)];
-        if (std::find(labels.begin(), labels.end(), l[bit]) == labels.end()) labels.push_back(l[bit]);
         ++k;
       }
     dense_w.insert(dense_w.end(), w, w + 64);
     dense_l.insert(dense_l.end(), l, l + 64);
     plane_ptr.push_back(int32_t(plane_label.size()));
-    if (labels.size() > size_t(kMaxPlanes)) continue;
-    for (uint16_t lab : labels) {
+    uint16_t labels[64];
+    const int nl = tile_labels(g, t, labels);
+    if (nl > kMaxPlanes) continue;
+    for (int s = 0; s < nl; ++s) {
+      const uint16_t lab = labels[s];
       plane_label.push_back(lab);
       for (int bit = 0; bit < 64; ++bit) plane_w.push_back(l[bit] == lab ? w[bit] : 0.0f);
     }
