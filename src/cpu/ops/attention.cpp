@@ -214,6 +214,10 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
     const size_t hc = static_cast<size_t>(HC), h1 = static_cast<size_t>(H);
     std::vector<Acc> qv(hc), acc(hc), m(h1), s(h1), L;  // L: the row's logits, then probabilities
     std::vector<Acc> eh(X.edges() ? hc : 0), tmp(X.edges() ? hc : 0);
+    // The Transformer's message edge term: sum_e w_e W edge_attr_e = W (sum_e w_e edge_attr_e), so
+    // the row sums the weighted features (H x D) and projects them once.
+    const bool edge_msg = X.edges() && !X.gat;
+    std::vector<Acc> wa(edge_msg ? h1 * size_t(X.D) : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t chunk = 0; chunk < nchunks; ++chunk)
       for (int64_t i = chunks[size_t(chunk)]; i < chunks[size_t(chunk) + 1]; ++i) {
@@ -241,8 +245,6 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
           if (!X.gat && e + kAhead < end) prefetch_row(X.v + int64_t(A.col[e + kAhead]) * X.ldv, rowbytes);
           const T* vr = X.v + int64_t(A.col[e]) * X.ldv;
           Acc* l = L.data() + (e - b) * H;
-          const bool edge_msg = X.edges() && !X.gat;  // the Transformer's message is value + eh
-          if (edge_msg) X.project(e, eh.data());
           for (int64_t h = 0; h < H; ++h) {
             const Acc p = std::exp(l[h] - m[h]);
             s[h] += p;
@@ -250,9 +252,15 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
             const Acc w = p * X.drop(e, h);
             if (w != 0) {
               axpy(acc.data() + h * C, w, vr + h * C, C);
-              if (edge_msg) axpy(acc.data() + h * C, w, eh.data() + h * C, C);
+              if (edge_msg) axpy(wa.data() + h * X.D, w, X.ea + e * X.lde, X.D);
             }
           }
+        }
+        if (edge_msg) {
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t t = 0; t < X.D; ++t)
+              axpy(acc.data() + h * C, wa[size_t(h * X.D + t)], X.Wt.data() + t * HC + h * C, C);
+          std::fill(wa.begin(), wa.end(), Acc(0));
         }
         T* o = out + i * a.out.ld;
         for (int64_t h = 0; h < H; ++h) {
