@@ -337,19 +337,20 @@ class GATv2Conv(torch.nn.Module):
             n = min(x_l.size(0), x_r.size(0))
             keep = edge_index[0] != edge_index[1]
             edge_index, edge_attr = edge_index[:, keep], edge_attr[keep]
-            loops = self_loop_edge_attr(edge_attr, edge_index, n, self.fill_value)
-            ar = torch.arange(n, device=edge_index.device, dtype=edge_index.dtype)
-            edge_index = torch.cat([edge_index, torch.stack([ar, ar])], dim=1)
-            edge_attr = torch.cat([edge_attr, loops], dim=0)
+            edge_attr = torch.cat([edge_attr, self_loop_edge_attr(edge_attr, edge_index, n, self.fill_value)], dim=0)
         if fused_edge_features(x_l):
-            # The cached CSR of the given edges (self-loops handled in the same order as above);
-            # edge features gathered into its entry order, projected inside the kernels.
+            # The cached CSR of the given edges (self-loops handled as remove_and_add_self_loops does,
+            # in the order of the features above); features gathered into its entry order and
+            # projected inside the kernels.
             g = self._graph(given, x_l.size(0), x_r.size(0))
             ea = edge_attr.index_select(0, g.perm) if g.perm is not None else edge_attr
             out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), self.heads,
                                          self.negative_slope, 0.0, self.dropout, self.training, want_alpha,
                                          alpha_after_dropout=True, edge_attr=ea, edge_weight=self.lin_edge.weight)
             return out, g.edge_index, (g.alpha_in_edge_order(alpha) if want_alpha else None)
+        if self.add_self_loops:
+            ar = torch.arange(n, device=edge_index.device, dtype=edge_index.dtype)
+            edge_index = torch.cat([edge_index, torch.stack([ar, ar])], dim=1)
         out, _, alpha_d = edge_feature_attention("gatv2", edge_index, x_r, x_l, x_l, self.lin_edge(edge_attr),
                                                  self.att, self.heads, self.negative_slope, self.dropout,
                                                  self.training)

@@ -78,28 +78,20 @@ class TransformerConv(torch.nn.Module):
         key = self.lin_key(x[0])
         value = self.lin_value(x[0])
         want_alpha = bool(return_attention_weights)
-        if edge_attr is not None and self.lin_edge is not None:
+        ea = edge_weight = None
+        if edge_attr is not None:
             if not isinstance(edge_index, Tensor):
                 raise TypeError("tessera TransformerConv: edge_attr needs edge_index as a [2, E] tensor, "
                                 f"got {type(edge_index).__name__}")
             if edge_attr.size(0) != edge_index.size(1):
                 raise ValueError(f"TransformerConv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
                                  f"{edge_index.size(1)} edges")
-            if fused_edge_features(query):
-                n_dst, n_src = query.size(0), key.size(0)
-                g = self._graph_cache.get(edge_index, (n_src, n_dst),
-                                          lambda: AttentionGraph.from_edge_index(edge_index, n_dst, n_src))
-                ea = edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
-                ea = ea.index_select(0, g.perm) if g.perm is not None else ea
-                out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
-                                             self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
-                                             edge_weight=self.lin_edge.weight)
-                attention = (edge_index, g.alpha_in_edge_order(alpha)) if want_alpha else None
-                return self._finish(out, x, attention)
-            out, alpha, _ = edge_feature_attention("transformer", edge_index, query, key, value,
-                                                   self.lin_edge(edge_attr), None, H, 0.2, self.dropout,
-                                                   self.training)
-            return self._finish(out, x, (edge_index, alpha) if want_alpha else None)
+            if not fused_edge_features(query):
+                out, alpha, _ = edge_feature_attention("transformer", edge_index, query, key, value,
+                                                       self.lin_edge(edge_attr), None, H, 0.2, self.dropout,
+                                                       self.training)
+                return self._finish(out, x, (edge_index, alpha) if want_alpha else None)
+            ea, edge_weight = (edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr), self.lin_edge.weight
         if isinstance(edge_index, Graph):
             g = AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
         elif isinstance(edge_index, Tensor):
@@ -109,8 +101,11 @@ class TransformerConv(torch.nn.Module):
         else:
             raise TypeError(f"TransformerConv: edge_index must be a [2, E] tensor or a tessera.Graph, "
                             f"got {type(edge_index).__name__}")
+        if ea is not None and g.perm is not None:
+            ea = ea.index_select(0, g.perm)  # into the CSR's entry order
         out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
-                                     self.training, want_alpha, alpha_after_dropout=False)
+                                     self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
+                                     edge_weight=edge_weight)
         attention = None
         if want_alpha:
             ei = g.edge_index if g.edge_index is not None else graph_edge_index(g.graph)
