@@ -9,6 +9,9 @@ forward+backward >= 5x, memory <= 1/15; TransformerConv >= 8x, >= 4x, <= 1/10).
 
     python3 bench/attention_layer_bench.py --json OUT.json [--graphs rmat,grid,clustered]
                                          [--hc 4x64,8x128,2x256] [--width 128] [--reps 5] [--budget-s 180]
+                                         [--edge-dim D]
+With --edge-dim D both layers take edge_dim = D and the same random edge features: tessera projects
+them inside its kernels, PyG builds lin_edge(edge_attr) as an E x H x C tensor.
 The whole run is bounded by --budget-s: configurations not started within it are listed as skipped.
 A configuration that runs out of GPU memory (PyG's E x H x C tensors at the large sizes) is recorded
 as "oom" for that side. Without torch_geometric only tessera is timed.
@@ -32,16 +35,17 @@ TARGETS = {"gatv2": {"forward": 10.0, "forward_backward": 5.0, "memory": 1 / 15}
 PYG_NAMES = {"gatv2": "GATv2Conv", "transformer": "TransformerConv"}
 
 
-def measure(conv, x, edge_index, reps):
+def measure(conv, x, edge_index, reps, edge_attr=None):
     """(forward ms, forward+backward ms, peak bytes above the inputs) or raises torch OOM."""
+    extra = () if edge_attr is None else (edge_attr,)
     with torch.no_grad():
-        fwd = bc.median_ms_cuda(lambda: conv(x, edge_index), warmup=1, reps=reps)
+        fwd = bc.median_ms_cuda(lambda: conv(x, edge_index, *extra), warmup=1, reps=reps)
     xg = x.detach().clone().requires_grad_()
 
     def fwd_bwd():
         conv.zero_grad(set_to_none=True)
         xg.grad = None
-        out = conv(xg, edge_index)
+        out = conv(xg, edge_index, *extra)
         out.backward(torch.ones_like(out))
 
     fb = bc.median_ms_cuda(fwd_bwd, warmup=1, reps=reps)
@@ -55,9 +59,9 @@ def measure(conv, x, edge_index, reps):
     return fwd, fb, peak
 
 
-def timed(conv, x, edge_index, reps):
+def timed(conv, x, edge_index, reps, edge_attr=None):
     try:
-        f, fb, peak = measure(conv, x, edge_index, reps)
+        f, fb, peak = measure(conv, x, edge_index, reps, edge_attr)
         return {"forward_ms": f, "forward_backward_ms": fb, "peak_bytes": peak}
     except torch.cuda.OutOfMemoryError as e:
         return {"oom": str(e).splitlines()[0]}
@@ -75,6 +79,7 @@ def main():
     p.add_argument("--width", type=int, default=128, help="input feature width")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--budget-s", type=float, default=180.0)
+    p.add_argument("--edge-dim", type=int, default=0, help="edge feature width (0: none)")
     a = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("attention_layer_bench: no CUDA device (bench/attention_cpu_bench.py is the CPU benchmark)")
@@ -90,7 +95,7 @@ def main():
     dev = torch.device("cuda")
     record = bc.provenance(torch.cuda.get_device_name(0))
     record.update({"benchmark": "attention_gpu_vs_pyg", "pyg": pyg_version, "width": a.width, "reps": a.reps,
-                   "budget_s": a.budget_s, "targets": TARGETS, "rows": [], "skipped": []})
+                   "budget_s": a.budget_s, "edge_dim": a.edge_dim, "targets": TARGETS, "rows": [], "skipped": []})
     out_path = a.json or os.path.join(bc.ROOT, "bench", "results",
                                       f"attention_gpu_{time.strftime('%Y%m%d_%H%M%S')}.json")
     hcs = [tuple(int(v) for v in item.split("x")) for item in a.hc.split(",")]
@@ -103,6 +108,9 @@ def main():
         print(f"{gname}: {spec}: {n} nodes, {edge_index.size(1)} edges", flush=True)
         torch.manual_seed(0)
         x = torch.randn(n, a.width, device=dev)
+        ea = torch.randn(edge_index.size(1), a.edge_dim, device=dev) if a.edge_dim else None
+        extra = () if ea is None else (ea,)
+        kw = {"edge_dim": a.edge_dim} if a.edge_dim else {}
         for H, C in hcs:
             for layer in a.layers.split(","):
                 cfg = {"graph": gname, "spec": spec, "nodes": n, "edges": int(edge_index.size(1)),
@@ -111,22 +119,22 @@ def main():
                     record["skipped"].append(cfg)
                     print(f"  {layer} H={H} C={C}: skipped (time budget)", flush=True)
                     continue
-                ours = getattr(tnn, PYG_NAMES[layer])(a.width, C, heads=H).to(dev)
+                ours = getattr(tnn, PYG_NAMES[layer])(a.width, C, heads=H, **kw).to(dev)
                 row = dict(cfg)
                 diff = None
                 if pnn is not None:
-                    peer = getattr(pnn, PYG_NAMES[layer])(a.width, C, heads=H).to(dev)
+                    peer = getattr(pnn, PYG_NAMES[layer])(a.width, C, heads=H, **kw).to(dev)
                     ours.load_state_dict(peer.state_dict())  # PyG's weights, unchanged
-                    row["pyg"] = timed(peer, x, edge_index, a.reps)
+                    row["pyg"] = timed(peer, x, edge_index, a.reps, ea)
                     try:
                         with torch.no_grad():
-                            diff = (ours(x, edge_index) - peer(x, edge_index)).abs().max().item()
+                            diff = (ours(x, edge_index, *extra) - peer(x, edge_index, *extra)).abs().max().item()
                     except torch.cuda.OutOfMemoryError:
                         diff = None
                     del peer
                     gc.collect()
                     torch.cuda.empty_cache()
-                row["tessera"] = timed(ours, x, edge_index, a.reps)
+                row["tessera"] = timed(ours, x, edge_index, a.reps, ea)
                 row["max_abs_difference"] = diff
                 t, q = row["tessera"], row.get("pyg", {})
                 if "forward_ms" in t and "forward_ms" in q:
@@ -158,7 +166,7 @@ def main():
                     line += f" | max diff {diff:.1e}"
                 print(line, flush=True)
                 bc.write_json(out_path, record)  # partial results survive a kill
-        del x, edge_index
+        del x, edge_index, ea, extra
         gc.collect()
         torch.cuda.empty_cache()
     record["wall_s"] = time.monotonic() - t_start

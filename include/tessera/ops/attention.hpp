@@ -17,7 +17,7 @@
 //   alpha_after_dropout (PyG's GATv2Conv returns them after dropout, TransformerConv before).
 //   Nothing of size O(nnz*H) is written unless `alpha` is requested.
 //
-// Edge features (optional, PyG's edge_dim; CPU and reference backends): edge_attr (nnz x D, in A's
+// Edge features (optional, PyG's edge_dim; every backend): edge_attr (nnz x D, in A's
 // entry order) and edge_weight (H*C x D, lin_edge.weight) give each entry the projection
 // eh_k = edge_weight edge_attr_k (H*C), computed where it is used and never stored:
 //   GATv2:        e_ij = sum_c att[h,c] * LeakyReLU(query[i,h,c] + key[j,h,c] + eh_k[h,c])

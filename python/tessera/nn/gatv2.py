@@ -11,9 +11,8 @@ in-edges of i; dropout on alpha; out_i = sum_j alpha_ij x_l[j]; concat or mean o
 
 Edge features (``edge_dim``/``edge_attr``): ``lin_edge`` (glorot, no bias) projects them and
 lin_edge(e_ij) is added inside the LeakyReLU, self-loops filled with ``fill_value`` ('mean' of the
-target's in-edge features by default). On the CPU the fused kernels project each edge's features
-where they use them (no E x H x C tensor); on CUDA that path still runs PyG's per-edge computation
-in plain torch (E x H x C tensors, like PyG itself).
+target's in-edge features by default). The fused kernels (CPU and CUDA) project each edge's
+features where they use them: no E x H x C tensor, in forward or backward.
 
 Not supported (raises): lazy in_channels (-1); edge_attr with a tessera.Graph as edge_index.
 """
@@ -21,7 +20,6 @@ import math
 from typing import Optional, Tuple, Union
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 from torch.nn import Parameter
 
@@ -126,7 +124,7 @@ def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, va
                     edge_weight: Optional[Tensor] = None) -> Tuple[Tensor, Optional[Tensor]]:
     """out [N_dst, H*C] (and alpha [nnz, H] in CSR order when asked) of one fused attention.
     edge_attr [nnz, D] in CSR order and edge_weight [H*C, D] (lin_edge.weight): edge features,
-    projected inside the kernels (CPU)."""
+    projected inside the kernels."""
     p = dropout if training else 0.0
     seed = int(torch.randint(0, 2 ** 62, (1,)).item()) if p > 0 else 0
     needs_grad = torch.is_grad_enabled() and any(
@@ -140,11 +138,6 @@ def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, va
     return out, (alpha if return_alpha else None)
 
 
-def fused_edge_features(x: Tensor) -> bool:
-    """Whether the fused kernels take edge features for inputs on x's device (CPU so far)."""
-    return x.device.type == "cpu"
-
-
 def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:
     """out + other for an `out` the layer just made: in place when no autograd graph runs through
     either and the sum keeps out's dtype and shape (inference then writes no second [N, H*C]
@@ -154,16 +147,6 @@ def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:
             torch.broadcast_shapes(out.shape, other.shape) != out.shape:
         return out + other
     return out.add_(other)
-
-
-def _segment_softmax(logits: Tensor, index: Tensor, n: int) -> Tensor:
-    """logits [E, H] normalized over the edges sharing target index (torch_geometric.utils.softmax)."""
-    idx = index.view(-1, 1).expand_as(logits)
-    m = torch.full((n, logits.size(1)), float("-inf"), dtype=logits.dtype, device=logits.device)
-    m = m.scatter_reduce(0, idx, logits.detach(), reduce="amax", include_self=True)
-    e = (logits - m.index_select(0, index)).exp()
-    s = torch.zeros((n, logits.size(1)), dtype=logits.dtype, device=logits.device).index_add(0, index, e)
-    return e / (s.index_select(0, index) + 1e-16)
 
 
 def self_loop_edge_attr(edge_attr: Tensor, edge_index: Tensor, num_nodes: int, fill_value) -> Tensor:
@@ -184,31 +167,6 @@ def self_loop_edge_attr(edge_attr: Tensor, edge_index: Tensor, num_nodes: int, f
         raise ValueError(f"GATv2Conv: unsupported fill_value '{fill_value}'")
     init = edge_attr.new_ones(shape) if reduce == "prod" else edge_attr.new_zeros(shape)
     return init.scatter_reduce(0, idx, edge_attr, reduce=reduce, include_self=False)
-
-
-def edge_feature_attention(kind: str, edge_index: Tensor, query: Tensor, key: Tensor, value: Tensor,
-                           edge: Tensor, att: Optional[Tensor], heads: int, negative_slope: float,
-                           dropout: float, training: bool) -> Tuple[Tensor, Tensor, Tensor]:
-    """PyG's message passing with projected edge features edge [E, H*C], in plain torch.
-    Returns (out [N_dst, H*C], alpha before dropout [E, H], alpha after dropout [E, H])."""
-    H = heads
-    C = query.size(1) // H
-    src, dst = edge_index[0].long(), edge_index[1].long()
-    n = query.size(0)
-    e = edge.view(-1, H, C)
-    kj = key.view(-1, H, C).index_select(0, src)
-    qi = query.view(-1, H, C).index_select(0, dst)
-    if kind == "gatv2":
-        z = F.leaky_relu(qi + kj + e, negative_slope)
-        logits = (z * att.view(1, H, C)).sum(-1)
-        msg = kj
-    else:
-        logits = (qi * (kj + e)).sum(-1) / math.sqrt(C)
-        msg = value.view(-1, H, C).index_select(0, src) + e
-    alpha = _segment_softmax(logits, dst, n)
-    alpha_d = F.dropout(alpha, p=dropout, training=training)
-    out = torch.zeros((n, H, C), dtype=msg.dtype, device=msg.device).index_add(0, dst, msg * alpha_d.unsqueeze(-1))
-    return out.reshape(n, H * C), alpha, alpha_d
 
 
 class GATv2Conv(torch.nn.Module):
@@ -284,7 +242,7 @@ class GATv2Conv(torch.nn.Module):
 
     def forward(self, x: Union[Tensor, Tuple[Tensor, Optional[Tensor]]], edge_index,
                 edge_attr: Optional[Tensor] = None, return_attention_weights: Optional[bool] = None):
-        H, C = self.heads, self.out_channels
+        H = self.heads
         res = None
         if isinstance(x, Tensor):
             if self.res is not None:
@@ -338,23 +296,15 @@ class GATv2Conv(torch.nn.Module):
             keep = edge_index[0] != edge_index[1]
             edge_index, edge_attr = edge_index[:, keep], edge_attr[keep]
             edge_attr = torch.cat([edge_attr, self_loop_edge_attr(edge_attr, edge_index, n, self.fill_value)], dim=0)
-        if fused_edge_features(x_l):
-            # The cached CSR of the given edges (self-loops handled as remove_and_add_self_loops does,
-            # in the order of the features above); features gathered into its entry order and
-            # projected inside the kernels.
-            g = self._graph(given, x_l.size(0), x_r.size(0))
-            ea = edge_attr.index_select(0, g.perm) if g.perm is not None else edge_attr
-            out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), self.heads,
-                                         self.negative_slope, 0.0, self.dropout, self.training, want_alpha,
-                                         alpha_after_dropout=True, edge_attr=ea, edge_weight=self.lin_edge.weight)
-            return out, g.edge_index, (g.alpha_in_edge_order(alpha) if want_alpha else None)
-        if self.add_self_loops:
-            ar = torch.arange(n, device=edge_index.device, dtype=edge_index.dtype)
-            edge_index = torch.cat([edge_index, torch.stack([ar, ar])], dim=1)
-        out, _, alpha_d = edge_feature_attention("gatv2", edge_index, x_r, x_l, x_l, self.lin_edge(edge_attr),
-                                                 self.att, self.heads, self.negative_slope, self.dropout,
-                                                 self.training)
-        return out, edge_index, alpha_d
+        # The cached CSR of the given edges (self-loops handled as remove_and_add_self_loops does,
+        # in the order of the features above); features gathered into its entry order and
+        # projected inside the kernels.
+        g = self._graph(given, x_l.size(0), x_r.size(0))
+        ea = edge_attr.index_select(0, g.perm) if g.perm is not None else edge_attr
+        out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), self.heads,
+                                     self.negative_slope, 0.0, self.dropout, self.training, want_alpha,
+                                     alpha_after_dropout=True, edge_attr=ea, edge_weight=self.lin_edge.weight)
+        return out, g.edge_index, (g.alpha_in_edge_order(alpha) if want_alpha else None)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"

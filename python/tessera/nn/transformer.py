@@ -10,9 +10,8 @@ lin_skip(x_dst), gated by beta = sigmoid(lin_beta([out, x_r, out - x_r])) when b
 Attention weights (return_attention_weights) are returned before dropout, as PyG does.
 
 Edge features (``edge_dim``/``edge_attr``): e = lin_edge(edge_attr) (no bias) is added to k_j and
-v_j as PyG does. On the CPU the fused kernels project each edge's features where they use them (no
-E x H x C tensor); on CUDA that path still runs PyG's per-edge computation in plain torch (E x H x C
-tensors, like PyG itself).
+v_j as PyG does. The fused kernels (CPU and CUDA) project each edge's features where they use them:
+no E x H x C tensor, in forward or backward.
 
 Not supported (raises): lazy in_channels (-1).
 """
@@ -22,8 +21,8 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
-from .gatv2 import (AttentionGraph, GraphCache, _pyg_linear, _reset_linear, add_to_fresh, edge_feature_attention,
-                    fused_attention, fused_edge_features, graph_edge_index)
+from .gatv2 import (AttentionGraph, GraphCache, _pyg_linear, _reset_linear, add_to_fresh, fused_attention,
+                    graph_edge_index)
 
 
 class TransformerConv(torch.nn.Module):
@@ -71,7 +70,7 @@ class TransformerConv(torch.nn.Module):
                 return_attention_weights: Optional[bool] = None):
         if (self.lin_edge is None) != (edge_attr is None):
             raise ValueError("TransformerConv: edge_attr must be given exactly when the layer has edge_dim")
-        H, C = self.heads, self.out_channels
+        H = self.heads
         if isinstance(x, Tensor):
             x = (x, x)
         query = self.lin_query(x[1])
@@ -86,11 +85,6 @@ class TransformerConv(torch.nn.Module):
             if edge_attr.size(0) != edge_index.size(1):
                 raise ValueError(f"TransformerConv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
                                  f"{edge_index.size(1)} edges")
-            if not fused_edge_features(query):
-                out, alpha, _ = edge_feature_attention("transformer", edge_index, query, key, value,
-                                                       self.lin_edge(edge_attr), None, H, 0.2, self.dropout,
-                                                       self.training)
-                return self._finish(out, x, (edge_index, alpha) if want_alpha else None)
             ea, edge_weight = (edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr), self.lin_edge.weight
         if isinstance(edge_index, Graph):
             g = AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)

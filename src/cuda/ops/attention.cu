@@ -1,5 +1,6 @@
 // Fused attention on CUDA: entry points, the transpose build (stable: cub radix sort of the
-// edge positions by source) and the f32 / f64 instantiations (f16 / bf16: attention_half.cu).
+// edge positions by source) and the f32 / f64 instantiations without edge features (f16 / bf16:
+// attention_half.cu; with edge features, every dtype: attention_edge.cu).
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -10,6 +11,9 @@ namespace cuda_attention {
 // Defined in attention_half.cu.
 template <class I> void forward_half(const AttentionArgs<I>& a, const Exec& exec);
 template <class I> void backward_half(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmetric_path);
+// Defined in attention_edge.cu.
+template <class I> void forward_edge(const AttentionArgs<I>& a, const Exec& exec);
+template <class I> void backward_edge(const AttentionBackwardArgs<I>& b, const Exec& exec);
 }  // namespace cuda_attention
 
 namespace detail {
@@ -45,18 +49,20 @@ void build_attention_transpose_cuda(const CsrView<I>& A, I* colptr, I* row, I* p
 
 template <class I>
 void attention_forward_cuda(const AttentionArgs<I>& a, const Exec& exec) {
+  if (a.has_edge_features()) return cuda_attention::forward_edge<I>(a, exec);
   switch (a.query.dtype) {
-    case DType::f32: return cuda_attention::forward_t<float, I>(a, exec);
-    case DType::f64: return cuda_attention::forward_t<double, I>(a, exec);
+    case DType::f32: return cuda_attention::forward_t<float, I, false>(a, exec);
+    case DType::f64: return cuda_attention::forward_t<double, I, false>(a, exec);
     default: return cuda_attention::forward_half<I>(a, exec);
   }
 }
 
 template <class I>
 void attention_backward_cuda(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmetric_path) {
+  if (b.fwd.has_edge_features()) return cuda_attention::backward_edge<I>(b, exec);
   switch (b.fwd.query.dtype) {
-    case DType::f32: return cuda_attention::backward_t<float, I>(b, exec, symmetric_path);
-    case DType::f64: return cuda_attention::backward_t<double, I>(b, exec, symmetric_path);
+    case DType::f32: return cuda_attention::backward_t<float, I, false>(b, exec, symmetric_path);
+    case DType::f64: return cuda_attention::backward_t<double, I, false>(b, exec, symmetric_path);
     default: return cuda_attention::backward_half<I>(b, exec, symmetric_path);
   }
 }

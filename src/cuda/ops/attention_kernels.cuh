@@ -5,6 +5,11 @@
 // 16-byte aligned rows, loaded as packs). Groups keep their own online-softmax state (forward) or
 // partial sums (backward) and merge with shuffles at the end. Heavy nodes (degree above a
 // threshold) are walked by all warps of a block and merged through shared memory.
+//
+// Edge features (EDGE kernels): each entry's projection eh = W edge_attr_k is computed where it is
+// used, from W staged transposed (D x H*C) in shared memory when it fits, and never stored. The
+// sources pass turns the entry's gradient g = d loss / d eh into dedge_attr (W^T g, atomics over
+// the heads) and dedge_weight (g edge_attr^T, a per-block partial in shared memory when it fits).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -118,6 +123,14 @@ struct Params {
   Acc* datt = nullptr;
   Acc* delta = nullptr;
   bool datt_in_smem = false;
+  // Edge features (EDGE kernels only): edge_attr (nnz x D) and W = edge_weight (H*C x D).
+  const T* ea = nullptr; int64_t lde = 0;
+  const T* ew = nullptr; int64_t ldw = 0;
+  int D = 0;
+  bool w_in_smem = false;      // W staged transposed (D x H*C, Acc) at the start of shared memory
+  Acc* dea = nullptr;          // backward: dedge_attr accumulated over the heads (nnz x D, contiguous)
+  Acc* dew = nullptr;          // backward: dedge_weight (H*C x D)
+  bool dw_in_smem = false;     // sources pass: the block's partial of dedge_weight (D x H*C) after W
   int64_t heavy_threshold = 0;
   const int64_t* heavy_list = nullptr;
   const int* heavy_count = nullptr;
@@ -145,6 +158,77 @@ __device__ __forceinline__ Acc logit_part(bool gat, const Acc (&tr)[CPT], const 
     for (int t = 0; t < CPT; ++t) x += tr[t] * sr[t];
   }
   return x;
+}
+
+// Shared-memory elements (Acc) of the staged W and of the dedge_weight partial (EDGE kernels);
+// multiples of 4 so what follows stays 16-byte aligned.
+template <class P>
+__host__ __device__ inline int64_t edge_smem_elems(const P& p, bool with_dw) {
+  const int64_t n = (int64_t(p.D) * p.H * p.C + 3) / 4 * 4;
+  return (p.w_in_smem ? n : 0) + (with_dw && p.dw_in_smem ? n : 0);
+}
+
+// Stages W transposed (wt[d * H*C + hc]) when it fits and zeroes the dedge_weight partial; every
+// thread of the block calls it before its first item. Returns the staged W (null: read W from
+// global memory) and sets dwt to the partial (null: atomics on dedge_weight itself).
+template <class T, class I, class Acc>
+__device__ __forceinline__ const Acc* stage_edge_weight(const Params<T, I, Acc>& p, Acc* smem, bool with_dw,
+                                                        Acc*& dwt) {
+  const int HC = p.H * p.C, n = p.D * HC;
+  const Acc* wt = p.w_in_smem ? smem : nullptr;
+  dwt = with_dw && p.dw_in_smem ? smem + (p.w_in_smem ? (n + 3) / 4 * 4 : 0) : nullptr;
+  for (int x = threadIdx.x; x < n; x += blockDim.x) {
+    const int d = x / HC, hc = x - d * HC;
+    if (wt) smem[x] = Acc(to_acc(p.ew[int64_t(hc) * p.ldw + d]));
+    if (dwt) dwt[x] = Acc(0);
+  }
+  __syncthreads();
+  return wt;
+}
+
+template <class T, class I, class Acc>
+__device__ __forceinline__ Acc edge_weight_at(const Params<T, I, Acc>& p, const Acc* wt, int d, int hc) {
+  return wt ? wt[d * p.H * p.C + hc] : Acc(to_acc(p.ew[int64_t(hc) * p.ldw + d]));
+}
+
+// eh = (W edge_attr_e) for this lane's channels c0.. of head h (zeros past C).
+template <class T, class I, class Acc, int CPT>
+__device__ __forceinline__ void project_edge(Acc (&eh)[CPT], const Params<T, I, Acc>& p, const Acc* wt,
+                                             int64_t e, int h, int c0) {
+  zero(eh);
+  const T* ea = p.ea + e * p.lde;
+  for (int d = 0; d < p.D; ++d) {
+    const Acc x = Acc(to_acc(ea[d]));
+#pragma unroll
+    for (int t = 0; t < CPT; ++t)
+      if (c0 + t < p.C) eh[t] += edge_weight_at(p, wt, d, h * p.C + c0 + t) * x;
+  }
+}
+
+// The entry's share of the edge-feature gradients from g = d loss / d eh (this lane's channels of
+// head h): dedge_attr_e += W_h^T g (summed over the group's lanes, one atomic per d since every
+// head adds to the same entry) and dedge_weight += g edge_attr_e^T. Called by every lane (the group
+// sums shuffle); lanes of a group past the row's end pass valid = false.
+template <int LPE, class T, class I, class Acc, int CPT>
+__device__ __forceinline__ void edge_gradients(const Params<T, I, Acc>& p, const Acc* wt, Acc* dwt,
+                                               const Acc (&g)[CPT], bool valid, int64_t e, int h, int c0) {
+  const int HC = p.H * p.C;
+  const T* ea = p.ea + (valid ? e : 0) * p.lde;
+  for (int d = 0; d < p.D; ++d) {
+    Acc part = 0;
+#pragma unroll
+    for (int t = 0; t < CPT; ++t)
+      if (c0 + t < p.C) part += edge_weight_at(p, wt, d, h * p.C + c0 + t) * g[t];
+    part = group_sum<LPE>(part);
+    if (!valid) continue;
+    if (threadIdx.x % LPE == 0) atomicAdd(p.dea + e * p.D + d, part);
+    const Acc x = Acc(to_acc(ea[d]));
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) {
+      const int hc = h * p.C + c0 + t;
+      if (c0 + t < p.C) atomicAdd(dwt ? dwt + d * HC + hc : p.dew + int64_t(hc) * p.D + d, g[t] * x);
+    }
+  }
 }
 
 // Calls body(node, h, begin, end, first, step) for the items of this warp. Light mode: one warp
@@ -192,7 +276,7 @@ __device__ __forceinline__ void block_sum(Acc (&r)[CPT], Acc* scratch) {
 
 // ---------------------------------------------------------------------------------------------
 // Forward: out, lse (and alpha when asked) per (target, head).
-template <class T, class I, class Acc, int CPT, int LPE, bool VEC>
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 forward_kernel(const Params<T, I, Acc> p, bool heavy) {
   constexpr int EPW = 32 / LPE, CP = LPE * CPT;
@@ -202,6 +286,12 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
   const int g = lane / LPE, c0 = (lane % LPE) * CPT;
   const int C = p.C;
   const Acc ninf = neg_inf<Acc>();
+  const Acc* wt = nullptr;
+  if constexpr (EDGE) {
+    Acc* unused;
+    wt = stage_edge_weight(p, smem, false, unused);
+    smem += edge_smem_elems(p, false);
+  }
   for_each_item<EPW>(p, heavy, [&](int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
     Acc qr[CPT], ar[CPT];
     load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
@@ -214,15 +304,20 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
     for (int64_t e0 = first; e0 < end; e0 += step) {
       const int64_t e = e0 + g;
       const bool valid = e < end;
-      Acc kr[CPT];
+      Acc kr[CPT], eh[CPT];
       int64_t j = 0;
+      zero(eh);
       if (valid) {
         j = p.idx[e];
         load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
+        if constexpr (EDGE) project_edge(eh, p, wt, e, h, c0);
       } else {
         zero(kr);
       }
-      Acc l = group_sum<LPE>(logit_part(p.gat, qr, kr, ar, p.slope));
+      Acc ke[CPT];  // the logit's source operand: key (+ eh)
+#pragma unroll
+      for (int t = 0; t < CPT; ++t) ke[t] = EDGE ? kr[t] + eh[t] : kr[t];  // (x + 0 is not x for x = -0)
+      Acc l = group_sum<LPE>(logit_part(p.gat, qr, ke, ar, p.slope));
       if (!p.gat) l *= p.scale;
       if (valid) {
         if (l > m) {  // new running max: rescale what was accumulated
@@ -243,7 +338,7 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
             Acc vr[CPT];
             load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
 #pragma unroll
-            for (int t = 0; t < CPT; ++t) acc[t] += w * vr[t];
+            for (int t = 0; t < CPT; ++t) acc[t] += w * (EDGE ? vr[t] + eh[t] : vr[t]);
           }
         }
       }
@@ -292,9 +387,17 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
       for (int64_t e0 = first; e0 < end; e0 += step) {
         const int64_t e = e0 + g;
         const bool valid = e < end;
-        Acc kr[CPT];
-        if (valid) load_row<T, Acc, CPT, VEC>(kr, p.k + int64_t(p.idx[e]) * p.ldk + int64_t(h) * C, c0, C);
-        else zero(kr);
+        Acc kr[CPT], eh[CPT];
+        zero(eh);
+        if (valid) {
+          load_row<T, Acc, CPT, VEC>(kr, p.k + int64_t(p.idx[e]) * p.ldk + int64_t(h) * C, c0, C);
+          if constexpr (EDGE) project_edge(eh, p, wt, e, h, c0);
+        } else {
+          zero(kr);
+        }
+        if constexpr (EDGE)
+#pragma unroll
+          for (int t = 0; t < CPT; ++t) kr[t] += eh[t];
         Acc l = group_sum<LPE>(logit_part(p.gat, qr, kr, ar, p.slope));
         if (!p.gat) l *= p.scale;
         if (valid && lane % LPE == 0) {
@@ -309,13 +412,19 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
 
 // ---------------------------------------------------------------------------------------------
 // Backward pass 1, per (target, head): Delta, dq (or dx_r) and datt.
-template <class T, class I, class Acc, int CPT, int LPE, bool VEC>
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
   constexpr int EPW = 32 / LPE;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* smem = reinterpret_cast<Acc*>(smem_raw);
   const int HC = p.H * p.C;
+  const Acc* wt = nullptr;
+  if constexpr (EDGE) {
+    Acc* unused;
+    wt = stage_edge_weight(p, smem, false, unused);
+    smem += edge_smem_elems(p, false);
+  }
   Acc* datt_s = smem;                                   // H*C when datt_in_smem
   Acc* sum_s = smem + (p.datt_in_smem ? (HC + 1) / 2 * 2 : 0);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -354,6 +463,15 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
           for (int t = 0; t < CPT; ++t) vr[t] = kr[t];
         } else {
           load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
+        }
+        if constexpr (EDGE) {  // key + eh in the logit (and dq); the Transformer's message is value + eh
+          Acc eh[CPT];
+          project_edge(eh, p, wt, e, h, c0);
+#pragma unroll
+          for (int t = 0; t < CPT; ++t) {
+            kr[t] += eh[t];
+            if (!p.gat) vr[t] += eh[t];
+          }
         }
       } else {
         zero(kr);
@@ -423,7 +541,7 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
 // ---------------------------------------------------------------------------------------------
 // Backward pass 2, per (source, head): dk and dv (GATv2: the whole dx_l), walking the targets of
 // the source's out-edges.
-template <class T, class I, class Acc, int CPT, int LPE, bool VEC>
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
   constexpr int EPW = 32 / LPE;
@@ -432,6 +550,12 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane / LPE, c0 = (lane % LPE) * CPT;
   const int C = p.C;
+  const Acc* wt = nullptr;
+  Acc* dwt = nullptr;
+  if constexpr (EDGE) {
+    wt = stage_edge_weight(p, sum_s, true, dwt);
+    sum_s += edge_smem_elems(p, true);
+  }
   for_each_item<EPW>(p, heavy, [&](int64_t j, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
     Acc kr[CPT], vr[CPT], ar[CPT];
     load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
@@ -465,12 +589,21 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
         zero(qr);
         zero(dor);
       }
-      Acc dpp = 0;
+      Acc eh[CPT];  // the entry's edge features (perm is set: no symmetric walk with them)
+      zero(eh);
+      if constexpr (EDGE)
+        if (valid) project_edge(eh, p, wt, edge, h, c0);
+      Acc ke[CPT], dpp = 0;
 #pragma unroll
-      for (int t = 0; t < CPT; ++t) dpp += dor[t] * vr[t];
-      Acc l = group_sum<LPE>(logit_part(p.gat, qr, kr, ar, p.slope));
+      for (int t = 0; t < CPT; ++t) {
+        ke[t] = EDGE ? kr[t] + eh[t] : kr[t];
+        dpp += dor[t] * (EDGE && !p.gat ? vr[t] + eh[t] : vr[t]);
+      }
+      Acc l = group_sum<LPE>(logit_part(p.gat, qr, ke, ar, p.slope));
       const Acc dp = group_sum<LPE>(dpp);
       if (!p.gat) l *= p.scale;
+      Acc ge[CPT];  // d loss / d eh of this entry
+      zero(ge);
       if (valid) {
         const Acc pe = dexp(l - lse_i);
         const Acc keep = dropout_factor(p, edge, h);
@@ -479,17 +612,20 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
         if (p.gat) {
 #pragma unroll
           for (int t = 0; t < CPT; ++t) {
-            const Acc z = qr[t] + kr[t];
-            dk[t] += dS * ar[t] * (z > 0 ? Acc(1) : p.slope) + pk * dor[t];
+            const Acc z = qr[t] + ke[t];
+            ge[t] = dS * ar[t] * (z > 0 ? Acc(1) : p.slope);
+            dk[t] += ge[t] + pk * dor[t];
           }
         } else {
 #pragma unroll
           for (int t = 0; t < CPT; ++t) {
             dk[t] += dS * p.scale * qr[t];
             dv[t] += pk * dor[t];
+            ge[t] = dS * p.scale * qr[t] + pk * dor[t];
           }
         }
       }
+      if constexpr (EDGE) edge_gradients<LPE>(p, wt, dwt, ge, valid, edge, h, c0);
     }
     merge_groups_sum<LPE>(dk);
     if (!p.gat) merge_groups_sum<LPE>(dv);
@@ -502,6 +638,23 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
       if (!p.gat) store_row<T, Acc, CPT, VEC>(p.dv + j * p.lddv + int64_t(h) * C, dv, c0, C);
     }
   });
+  if constexpr (EDGE)
+    if (dwt) {  // the block's dedge_weight partial (transposed) into dedge_weight
+      __syncthreads();
+      const int HC = p.H * C;
+      for (int x = threadIdx.x; x < p.D * HC; x += blockDim.x) {
+        const int d = x / HC, hc = x - d * HC;
+        if (dwt[x] != Acc(0)) atomicAdd(p.dew + int64_t(hc) * p.D + d, dwt[x]);
+      }
+    }
+}
+
+// dedge_attr (storage type, leading dimension ld) from its accumulation (nnz x D, contiguous).
+template <class T, class Acc>
+__global__ void store_edge_grad_kernel(const Acc* src, int64_t nnz, int D, T* dst, int64_t ld) {
+  const int64_t n = nnz * D;
+  for (int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; x < n; x += int64_t(gridDim.x) * blockDim.x)
+    dst[(x / D) * ld + x % D] = from_acc<T>(src[x]);
 }
 
 // ---------------------------------------------------------------------------------------------

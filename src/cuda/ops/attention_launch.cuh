@@ -13,6 +13,9 @@ namespace tessera::ops::cuda_attention {
 
 // Nodes with more entries than this are walked by a whole block (heavy bucket).
 constexpr int64_t kHeavyThreshold = 1024;
+// Largest W (and dedge_weight partial) of the edge kernels staged in shared memory; larger ones
+// are read from (and added into) global memory.
+constexpr int64_t kEdgeSmemBytes = 32 * 1024;
 
 inline int sm_count() {
   int dev = 0;
@@ -116,10 +119,26 @@ Params<D, I, Acc> common_params(const AttentionArgs<I>& a) {
   p.seed = a.dropout_seed;
   p.threshold = attention_dropout_threshold(a.dropout);
   p.keep_scale = a.dropout >= 1 ? Acc(0) : Acc(1.0 / (1.0 - a.dropout));
+  if (a.has_edge_features()) {
+    p.ea = static_cast<const D*>(a.edge_attr.data); p.lde = a.edge_attr.ld;
+    p.ew = static_cast<const D*>(a.edge_weight.data); p.ldw = a.edge_weight.ld;
+    p.D = int(a.edge_attr.cols);
+    p.w_in_smem = a.edge_attr.cols * a.heads * a.channels * int64_t(sizeof(Acc)) <= kEdgeSmemBytes;
+  }
   return p;
 }
 
-template <class T, class I>
+// Calls f(cpt, lpe, vec) like with_config, for the EDGE kernels or not. The edge kernels take only
+// the guarded generic configurations (their per-entry projection, not the row loads, sets their
+// pace), which keeps the instantiations of the edge translation unit to six per dtype and pass.
+template <class T, bool EDGE, class F>
+void with_edge_config(int C, bool aligned, F&& f) {
+  with_config<T>(C, aligned && !EDGE, [&](auto cpt, auto lpe, auto vec) {
+    if constexpr (!(EDGE && decltype(vec)::value)) f(cpt, lpe, vec);
+  });
+}
+
+template <class T, class I, bool EDGE>
 void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   using D = typename dev_type<T>::type;
   using Acc = typename detail::acc_of<T>::type;
@@ -136,14 +155,16 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   p.alpha_after_dropout = a.alpha_after_dropout;
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
   HeavyList<I> heavy(exec, A.rowptr, A.rows, A.nnz, s);
-  with_config<T>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
+  const size_t edge_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems(p, false)) : 0;
+  with_edge_config<T, EDGE>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
-    const size_t smem_heavy = sizeof(Acc) * size_t(kWarpsPerBlock) * (2 + LPE * CPT);
-    launch_buckets(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value>, p, heavy, 0, smem_heavy, s);
+    const size_t smem_heavy = edge_bytes + sizeof(Acc) * size_t(kWarpsPerBlock) * (2 + LPE * CPT);
+    launch_buckets(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value, EDGE>, p, heavy, edge_bytes,
+                   smem_heavy, s);
   });
 }
 
-template <class T, class I>
+template <class T, class I, bool EDGE>
 void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmetric_path) {
   using D = typename dev_type<T>::type;
   using Acc = typename detail::acc_of<T>::type;
@@ -184,9 +205,21 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
       wperm = base + A.cols + 1 + A.nnz;
     }
   }
+  // Edge features: dedge_attr is summed over the heads in the accumulation type, then stored.
+  Scratch dea(exec, EDGE ? sizeof(Acc) * size_t(A.nnz * a.edge_attr.cols) : 0);
+  if constexpr (EDGE) {
+    TESSERA_CHECK(!symmetric_path, "attention_backward (cuda): edge features need the transpose walk");
+    p.dea = dea.as<Acc>();
+    p.dew = static_cast<Acc*>(b.dedge_weight);
+    p.dw_in_smem = p.w_in_smem;
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(p.dea, 0, sizeof(Acc) * size_t(A.nnz * p.D), s));
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(p.dew, 0, sizeof(Acc) * size_t(HC * p.D), s));
+  }
   HeavyList<I> heavy_t(exec, A.rowptr, A.rows, A.nnz, s);
   HeavyList<I> heavy_s(exec, wptr, A.cols, A.nnz, s);
-  with_config<T>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
+  const size_t w_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems(p, false)) : 0;
+  const size_t wdw_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems(p, true)) : 0;
+  with_edge_config<T, EDGE>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
     constexpr bool VEC = decltype(vec)::value;
     const size_t warp_sums = sizeof(Acc) * size_t(kWarpsPerBlock) * LPE * CPT;
@@ -195,15 +228,24 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
     p1.nodes = A.rows;
     p1.ptr = A.rowptr;
     p1.idx = A.col;
-    launch_buckets(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC>, p1, heavy_t, datt_bytes,
-                   datt_bytes + warp_sums, s);
+    launch_buckets(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC, EDGE>, p1, heavy_t, w_bytes + datt_bytes,
+                   w_bytes + datt_bytes + warp_sums, s);
     auto p2 = p;
     p2.nodes = A.cols;
     p2.ptr = wptr;
     p2.idx = widx;
     p2.perm = wperm;
-    launch_buckets(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC>, p2, heavy_s, 0, warp_sums, s);
+    launch_buckets(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC, EDGE>, p2, heavy_s, wdw_bytes,
+                   wdw_bytes + warp_sums, s);
   });
+  if constexpr (EDGE) {
+    const int64_t n = A.nnz * p.D;
+    if (n == 0) return;
+    const int blocks = int(std::min<int64_t>((n + 255) / 256, int64_t(sm_count()) * 8));
+    store_edge_grad_kernel<D, Acc><<<blocks, 256, 0, s>>>(p.dea, A.nnz, p.D, static_cast<D*>(b.dedge_attr.data),
+                                                          b.dedge_attr.ld);
+    TESSERA_CUDA_LAUNCH_CHECK();
+  }
 }
 
 }  // namespace tessera::ops::cuda_attention

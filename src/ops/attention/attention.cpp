@@ -163,10 +163,11 @@ tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
 #ifdef TESSERA_WITH_CUDA
     r.add({"cuda.fused", tune::Backend::cuda,
            [](const AttentionArgs<I>& a) {
-             return a.channels <= detail::kCudaAttentionMaxChannels && !a.has_edge_features();
+             return a.channels <= detail::kCudaAttentionMaxChannels;
            },
            [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda(a, e); },
-           "warp groups per (target, head), online softmax; heavy rows split over a block"});
+           "warp groups per (target, head), online softmax; heavy rows split over a block; edge "
+           "features projected per entry"});
 #endif
     return r;
   }();
@@ -194,7 +195,7 @@ tune::Registry<AttentionBackwardArgs<I>>& attention_backward_registry() {
            "sources pass over A itself (symmetric graphs)"});
 #ifdef TESSERA_WITH_CUDA
     auto fits = [](const B& b) {
-      return b.fwd.channels <= detail::kCudaAttentionMaxChannels && !b.fwd.has_edge_features();
+      return b.fwd.channels <= detail::kCudaAttentionMaxChannels;
     };
     r.add({"cuda.fused.transpose", tune::Backend::cuda, fits,
            [](const B& b, const Exec& e) { detail::attention_backward_cuda(b, e, false); },
@@ -212,9 +213,6 @@ tune::Registry<AttentionBackwardArgs<I>>& attention_backward_registry() {
 template <class I>
 void attention_forward(const AttentionArgs<I>& a, const Exec& exec, const std::string& variant) {
   validate_attention(a, "attention");
-  TESSERA_CHECK(!(a.has_edge_features() && exec.device.is_cuda()),
-                "attention: edge features are fused on the CPU only so far; on CUDA the layers take their "
-                "PyG-style edge path");
   TESSERA_CHECK(exec.device == a.A.device, "attention: exec is on ", exec.device.str(), " but A is on ", a.A.device.str());
   const auto& v = choose(attention_forward_registry<I>(), a, exec.device, variant,
                          "TESSERA_VARIANT_ATTENTION", {"cuda.fused", "cpu.fused"});
@@ -224,8 +222,6 @@ void attention_forward(const AttentionArgs<I>& a, const Exec& exec, const std::s
 template <class I>
 void attention_backward(const AttentionBackwardArgs<I>& b, const Exec& exec, const std::string& variant) {
   validate_attention_backward(b);
-  TESSERA_CHECK(!(b.fwd.has_edge_features() && exec.device.is_cuda()),
-                "attention_backward: edge features are fused on the CPU only so far");
   TESSERA_CHECK(exec.device == b.fwd.A.device, "attention_backward: exec is on ", exec.device.str(),
                 " but A is on ", b.fwd.A.device.str());
   const auto& v = choose(attention_backward_registry<I>(), b, exec.device, variant,
