@@ -84,10 +84,10 @@ def self_loops_with_mean_attr(edge_index: Tensor, edge_attr: Tensor, n: int):
     keep = edge_index[0] != edge_index[1]
     edge_index, edge_attr = edge_index[:, keep], edge_attr[keep]
     dst = edge_index[1]
-    total = torch.zeros((n, edge_attr.size(1)), dtype=edge_attr.dtype).index_add_(0, dst, edge_attr)
-    count = torch.zeros(n, dtype=edge_attr.dtype).index_add_(0, dst, torch.ones_like(dst, dtype=edge_attr.dtype))
+    total = edge_attr.new_zeros((n, edge_attr.size(1))).index_add_(0, dst, edge_attr)
+    count = edge_attr.new_zeros(n).index_add_(0, dst, torch.ones_like(dst, dtype=edge_attr.dtype))
     loop_attr = total / count.clamp(min=1).unsqueeze(1)
-    loops = torch.arange(n, dtype=edge_index.dtype)
+    loops = torch.arange(n, dtype=edge_index.dtype, device=edge_index.device)
     return torch.cat([edge_index, torch.stack([loops, loops])], 1), torch.cat([edge_attr, loop_attr], 0)
 
 

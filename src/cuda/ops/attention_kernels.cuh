@@ -7,9 +7,10 @@
 // threshold) are walked by all warps of a block and merged through shared memory.
 //
 // Edge features (EDGE kernels): each entry's projection eh = W edge_attr_k is computed where it is
-// used, from W staged transposed (D x H*C) in shared memory when it fits, and never stored. The
-// sources pass turns the entry's gradient g = d loss / d eh into dedge_attr (W^T g, atomics over
-// the heads) and dedge_weight (g edge_attr^T, a per-block partial in shared memory when it fits).
+// used (the group loads the entry's features once and hands them out by shuffles; W is staged
+// transposed, D x H*C, in shared memory when it fits), and never stored. The sources pass turns
+// the entry's gradient g = d loss / d eh into dedge_attr (W^T g, atomics over the heads) and
+// dedge_weight (g edge_attr^T, in per-thread shared-memory slots flushed once per warp and head).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -130,7 +131,7 @@ struct Params {
   bool w_in_smem = false;      // W staged transposed (D x H*C, Acc) at the start of shared memory
   Acc* dea = nullptr;          // backward: dedge_attr accumulated over the heads (nnz x D, contiguous)
   Acc* dew = nullptr;          // backward: dedge_weight (H*C x D)
-  bool dw_in_smem = false;     // sources pass: the block's partial of dedge_weight (D x H*C) after W
+  bool dw_in_smem = false;     // sources pass: per-thread dedge_weight slots after W (edge_smem_elems)
   int64_t heavy_threshold = 0;
   const int64_t* heavy_list = nullptr;
   const int* heavy_count = nullptr;
@@ -160,28 +161,31 @@ __device__ __forceinline__ Acc logit_part(bool gat, const Acc (&tr)[CPT], const 
   return x;
 }
 
-// Shared-memory elements (Acc) of the staged W and of the dedge_weight partial (EDGE kernels);
-// multiples of 4 so what follows stays 16-byte aligned.
-template <class P>
-__host__ __device__ inline int64_t edge_smem_elems(const P& p, bool with_dw) {
-  const int64_t n = (int64_t(p.D) * p.H * p.C + 3) / 4 * 4;
-  return (p.w_in_smem ? n : 0) + (with_dw && p.dw_in_smem ? n : 0);
+// Shared-memory elements (Acc) of the EDGE kernels: the staged W (a multiple of 4, so what
+// follows stays 16-byte aligned) and, in the sources pass, each thread's private CPT x D slots of
+// dedge_weight (slot (d*CPT + t) * threads + thread: no atomics, no bank conflicts).
+template <int CPT, class P>
+__host__ __device__ inline int64_t edge_smem_elems(const P& p, bool sources) {
+  const int64_t w = p.w_in_smem ? (int64_t(p.D) * p.H * p.C + 3) / 4 * 4 : 0;
+  return w + (sources && p.dw_in_smem ? int64_t(kWarpsPerBlock) * 32 * CPT * p.D : 0);
 }
 
-// Stages W transposed (wt[d * H*C + hc]) when it fits and zeroes the dedge_weight partial; every
+// Stages W transposed (wt[d * H*C + hc]) when it fits and zeroes the dedge_weight slots; every
 // thread of the block calls it before its first item. Returns the staged W (null: read W from
-// global memory) and sets dwt to the partial (null: atomics on dedge_weight itself).
-template <class T, class I, class Acc>
-__device__ __forceinline__ const Acc* stage_edge_weight(const Params<T, I, Acc>& p, Acc* smem, bool with_dw,
-                                                        Acc*& dwt) {
+// global memory) and sets dwl to the slots (null: atomics on dedge_weight per entry).
+template <int CPT, class T, class I, class Acc>
+__device__ __forceinline__ const Acc* stage_edge_weight(const Params<T, I, Acc>& p, Acc* smem, bool sources,
+                                                        Acc*& dwl) {
   const int HC = p.H * p.C, n = p.D * HC;
   const Acc* wt = p.w_in_smem ? smem : nullptr;
-  dwt = with_dw && p.dw_in_smem ? smem + (p.w_in_smem ? (n + 3) / 4 * 4 : 0) : nullptr;
-  for (int x = threadIdx.x; x < n; x += blockDim.x) {
-    const int d = x / HC, hc = x - d * HC;
-    if (wt) smem[x] = Acc(to_acc(p.ew[int64_t(hc) * p.ldw + d]));
-    if (dwt) dwt[x] = Acc(0);
-  }
+  if (wt)
+    for (int x = threadIdx.x; x < n; x += blockDim.x) {
+      const int d = x / HC, hc = x - d * HC;
+      smem[x] = Acc(to_acc(p.ew[int64_t(hc) * p.ldw + d]));
+    }
+  dwl = sources && p.dw_in_smem ? smem + (wt ? (n + 3) / 4 * 4 : 0) : nullptr;
+  if (dwl)
+    for (int x = threadIdx.x; x < int(blockDim.x) * CPT * p.D; x += blockDim.x) dwl[x] = Acc(0);
   __syncthreads();
   return wt;
 }
@@ -191,44 +195,78 @@ __device__ __forceinline__ Acc edge_weight_at(const Params<T, I, Acc>& p, const 
   return wt ? wt[d * p.H * p.C + hc] : Acc(to_acc(p.ew[int64_t(hc) * p.ldw + d]));
 }
 
-// eh = (W edge_attr_e) for this lane's channels c0.. of head h (zeros past C).
-template <class T, class I, class Acc, int CPT>
+// Features d0 .. d0+LPE-1 of entry e, one per lane of the group (one coalesced load; zeros past D
+// and for lanes past the row's end), to be handed out by shuffles.
+template <int LPE, class T, class I, class Acc>
+__device__ __forceinline__ Acc edge_attr_chunk(const Params<T, I, Acc>& p, int64_t e, bool valid, int d0) {
+  const int d = d0 + int(threadIdx.x % LPE);
+  return valid && d < p.D ? Acc(to_acc(p.ea[e * p.lde + d])) : Acc(0);
+}
+
+// eh = (W edge_attr_e) for this lane's channels c0.. of head h (zeros past C, and for lanes past
+// the row's end). Called by every lane of the warp (shuffles).
+template <int LPE, class T, class I, class Acc, int CPT>
 __device__ __forceinline__ void project_edge(Acc (&eh)[CPT], const Params<T, I, Acc>& p, const Acc* wt,
-                                             int64_t e, int h, int c0) {
+                                             int64_t e, bool valid, int h, int c0) {
   zero(eh);
-  const T* ea = p.ea + e * p.lde;
-  for (int d = 0; d < p.D; ++d) {
-    const Acc x = Acc(to_acc(ea[d]));
+  for (int d0 = 0; d0 < p.D; d0 += LPE) {
+    const Acc mine = edge_attr_chunk<LPE>(p, e, valid, d0);
+    const int n = min(LPE, p.D - d0);
+    for (int dd = 0; dd < n; ++dd) {
+      const Acc x = __shfl_sync(kFull, mine, dd, LPE);
 #pragma unroll
-    for (int t = 0; t < CPT; ++t)
-      if (c0 + t < p.C) eh[t] += edge_weight_at(p, wt, d, h * p.C + c0 + t) * x;
+      for (int t = 0; t < CPT; ++t)
+        if (c0 + t < p.C) eh[t] += edge_weight_at(p, wt, d0 + dd, h * p.C + c0 + t) * x;
+    }
   }
 }
 
 // The entry's share of the edge-feature gradients from g = d loss / d eh (this lane's channels of
-// head h): dedge_attr_e += W_h^T g (summed over the group's lanes, one atomic per d since every
-// head adds to the same entry) and dedge_weight += g edge_attr_e^T. Called by every lane (the group
-// sums shuffle); lanes of a group past the row's end pass valid = false.
+// head h; zero for lanes past the row's end): dedge_attr_e += W_h^T g (a group sum per feature,
+// then one coalesced atomic add per chunk: every head adds to the same entry) and this thread's
+// dedge_weight slots += g edge_attr_e^T (or atomics on dedge_weight when the slots did not fit).
+// Called by every lane of the warp (shuffles).
 template <int LPE, class T, class I, class Acc, int CPT>
-__device__ __forceinline__ void edge_gradients(const Params<T, I, Acc>& p, const Acc* wt, Acc* dwt,
+__device__ __forceinline__ void edge_gradients(const Params<T, I, Acc>& p, const Acc* wt, Acc* dwl,
                                                const Acc (&g)[CPT], bool valid, int64_t e, int h, int c0) {
-  const int HC = p.H * p.C;
-  const T* ea = p.ea + (valid ? e : 0) * p.lde;
-  for (int d = 0; d < p.D; ++d) {
-    Acc part = 0;
+  const int r = int(threadIdx.x % LPE);
+  for (int d0 = 0; d0 < p.D; d0 += LPE) {
+    const Acc mine = edge_attr_chunk<LPE>(p, e, valid, d0);
+    const int n = min(LPE, p.D - d0);
+    Acc dea = 0;
+    for (int dd = 0; dd < n; ++dd) {
+      const int d = d0 + dd;
+      const Acc x = __shfl_sync(kFull, mine, dd, LPE);
+      Acc part = 0;
 #pragma unroll
-    for (int t = 0; t < CPT; ++t)
-      if (c0 + t < p.C) part += edge_weight_at(p, wt, d, h * p.C + c0 + t) * g[t];
-    part = group_sum<LPE>(part);
-    if (!valid) continue;
-    if (threadIdx.x % LPE == 0) atomicAdd(p.dea + e * p.D + d, part);
-    const Acc x = Acc(to_acc(ea[d]));
+      for (int t = 0; t < CPT; ++t)
+        if (c0 + t < p.C) {
+          part += edge_weight_at(p, wt, d, h * p.C + c0 + t) * g[t];
+          if (dwl) dwl[(d * CPT + t) * int(blockDim.x) + int(threadIdx.x)] += g[t] * x;
+          else if (valid) atomicAdd(p.dew + int64_t(h * p.C + c0 + t) * p.D + d, g[t] * x);
+        }
+      part = group_sum<LPE>(part);
+      if (r == dd) dea = part;
+    }
+    if (valid && r < n) atomicAdd(p.dea + e * p.D + d0 + r, dea);
+  }
+}
+
+// Adds this warp's dedge_weight slots (head h) into dedge_weight, summed over the warp's groups,
+// and clears them. Called by every lane of the warp when its head changes and at the end.
+template <int LPE, int CPT, class T, class I, class Acc>
+__device__ __forceinline__ void flush_edge_weight_grad(const Params<T, I, Acc>& p, Acc* dwl, int h, int c0) {
+  for (int d = 0; d < p.D; ++d)
 #pragma unroll
     for (int t = 0; t < CPT; ++t) {
-      const int hc = h * p.C + c0 + t;
-      if (c0 + t < p.C) atomicAdd(dwt ? dwt + d * HC + hc : p.dew + int64_t(hc) * p.D + d, g[t] * x);
+      Acc& slot = dwl[(d * CPT + t) * int(blockDim.x) + int(threadIdx.x)];
+      Acc v = slot;
+      slot = Acc(0);
+#pragma unroll
+      for (int off = LPE; off < 32; off <<= 1) v += __shfl_xor_sync(kFull, v, off);
+      if (threadIdx.x % 32 < LPE && c0 + t < p.C && v != Acc(0))
+        atomicAdd(p.dew + int64_t(h * p.C + c0 + t) * p.D + d, v);
     }
-  }
 }
 
 // Calls body(node, h, begin, end, first, step) for the items of this warp. Light mode: one warp
@@ -289,8 +327,8 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
   const Acc* wt = nullptr;
   if constexpr (EDGE) {
     Acc* unused;
-    wt = stage_edge_weight(p, smem, false, unused);
-    smem += edge_smem_elems(p, false);
+    wt = stage_edge_weight<CPT>(p, smem, false, unused);
+    smem += edge_smem_elems<CPT>(p, false);
   }
   for_each_item<EPW>(p, heavy, [&](int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
     Acc qr[CPT], ar[CPT];
@@ -310,10 +348,10 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
       if (valid) {
         j = p.idx[e];
         load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
-        if constexpr (EDGE) project_edge(eh, p, wt, e, h, c0);
       } else {
         zero(kr);
       }
+      if constexpr (EDGE) project_edge<LPE>(eh, p, wt, e, valid, h, c0);
       Acc ke[CPT];  // the logit's source operand: key (+ eh)
 #pragma unroll
       for (int t = 0; t < CPT; ++t) ke[t] = EDGE ? kr[t] + eh[t] : kr[t];  // (x + 0 is not x for x = -0)
@@ -389,12 +427,9 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
         const bool valid = e < end;
         Acc kr[CPT], eh[CPT];
         zero(eh);
-        if (valid) {
-          load_row<T, Acc, CPT, VEC>(kr, p.k + int64_t(p.idx[e]) * p.ldk + int64_t(h) * C, c0, C);
-          if constexpr (EDGE) project_edge(eh, p, wt, e, h, c0);
-        } else {
-          zero(kr);
-        }
+        if (valid) load_row<T, Acc, CPT, VEC>(kr, p.k + int64_t(p.idx[e]) * p.ldk + int64_t(h) * C, c0, C);
+        else zero(kr);
+        if constexpr (EDGE) project_edge<LPE>(eh, p, wt, e, valid, h, c0);
         if constexpr (EDGE)
 #pragma unroll
           for (int t = 0; t < CPT; ++t) kr[t] += eh[t];
@@ -422,8 +457,8 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
   const Acc* wt = nullptr;
   if constexpr (EDGE) {
     Acc* unused;
-    wt = stage_edge_weight(p, smem, false, unused);
-    smem += edge_smem_elems(p, false);
+    wt = stage_edge_weight<CPT>(p, smem, false, unused);
+    smem += edge_smem_elems<CPT>(p, false);
   }
   Acc* datt_s = smem;                                   // H*C when datt_in_smem
   Acc* sum_s = smem + (p.datt_in_smem ? (HC + 1) / 2 * 2 : 0);
@@ -464,18 +499,18 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
         } else {
           load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
         }
-        if constexpr (EDGE) {  // key + eh in the logit (and dq); the Transformer's message is value + eh
-          Acc eh[CPT];
-          project_edge(eh, p, wt, e, h, c0);
-#pragma unroll
-          for (int t = 0; t < CPT; ++t) {
-            kr[t] += eh[t];
-            if (!p.gat) vr[t] += eh[t];
-          }
-        }
       } else {
         zero(kr);
         zero(vr);
+      }
+      if constexpr (EDGE) {  // key + eh in the logit (and dq); the Transformer's message is value + eh
+        Acc eh[CPT];
+        project_edge<LPE>(eh, p, wt, e, valid, h, c0);
+#pragma unroll
+        for (int t = 0; t < CPT; ++t) {
+          kr[t] += eh[t];
+          if (!p.gat) vr[t] += eh[t];
+        }
       }
       Acc dpp = 0;
 #pragma unroll
@@ -551,12 +586,18 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
   const int g = lane / LPE, c0 = (lane % LPE) * CPT;
   const int C = p.C;
   const Acc* wt = nullptr;
-  Acc* dwt = nullptr;
+  Acc* dwl = nullptr;
+  int slots_head = -1;  // the head whose dedge_weight the slots hold (the warp's items rarely change head)
   if constexpr (EDGE) {
-    wt = stage_edge_weight(p, sum_s, true, dwt);
-    sum_s += edge_smem_elems(p, true);
+    wt = stage_edge_weight<CPT>(p, sum_s, true, dwl);
+    sum_s += edge_smem_elems<CPT>(p, true);
   }
   for_each_item<EPW>(p, heavy, [&](int64_t j, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
+    if constexpr (EDGE)
+      if (dwl && h != slots_head) {
+        if (slots_head >= 0) flush_edge_weight_grad<LPE, CPT>(p, dwl, slots_head, c0);
+        slots_head = h;
+      }
     Acc kr[CPT], vr[CPT], ar[CPT];
     load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
     if (p.gat) {
@@ -591,8 +632,7 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
       }
       Acc eh[CPT];  // the entry's edge features (perm is set: no symmetric walk with them)
       zero(eh);
-      if constexpr (EDGE)
-        if (valid) project_edge(eh, p, wt, edge, h, c0);
+      if constexpr (EDGE) project_edge<LPE>(eh, p, wt, edge, valid, h, c0);
       Acc ke[CPT], dpp = 0;
 #pragma unroll
       for (int t = 0; t < CPT; ++t) {
@@ -625,7 +665,7 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
           }
         }
       }
-      if constexpr (EDGE) edge_gradients<LPE>(p, wt, dwt, ge, valid, edge, h, c0);
+      if constexpr (EDGE) edge_gradients<LPE>(p, wt, dwl, ge, valid, edge, h, c0);
     }
     merge_groups_sum<LPE>(dk);
     if (!p.gat) merge_groups_sum<LPE>(dv);
@@ -639,14 +679,7 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
     }
   });
   if constexpr (EDGE)
-    if (dwt) {  // the block's dedge_weight partial (transposed) into dedge_weight
-      __syncthreads();
-      const int HC = p.H * C;
-      for (int x = threadIdx.x; x < p.D * HC; x += blockDim.x) {
-        const int d = x / HC, hc = x - d * HC;
-        if (dwt[x] != Acc(0)) atomicAdd(p.dew + int64_t(hc) * p.D + d, dwt[x]);
-      }
-    }
+    if (dwl && slots_head >= 0) flush_edge_weight_grad<LPE, CPT>(p, dwl, slots_head, c0);
 }
 
 // dedge_attr (storage type, leading dimension ld) from its accumulation (nnz x D, contiguous).

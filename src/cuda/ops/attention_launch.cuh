@@ -16,6 +16,9 @@ constexpr int64_t kHeavyThreshold = 1024;
 // Largest W (and dedge_weight partial) of the edge kernels staged in shared memory; larger ones
 // are read from (and added into) global memory.
 constexpr int64_t kEdgeSmemBytes = 32 * 1024;
+// Largest per-thread dedge_weight slots of a block (threads x CPT x D); larger ones fall back to
+// atomics on dedge_weight per entry.
+constexpr int64_t kEdgeGradSmemBytes = 64 * 1024;
 
 inline int sm_count() {
   int dev = 0;
@@ -155,9 +158,9 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   p.alpha_after_dropout = a.alpha_after_dropout;
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
   HeavyList<I> heavy(exec, A.rowptr, A.rows, A.nnz, s);
-  const size_t edge_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems(p, false)) : 0;
   with_edge_config<T, EDGE>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
+    const size_t edge_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems<CPT>(p, false)) : 0;
     const size_t smem_heavy = edge_bytes + sizeof(Acc) * size_t(kWarpsPerBlock) * (2 + LPE * CPT);
     launch_buckets(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value, EDGE>, p, heavy, edge_bytes,
                    smem_heavy, s);
@@ -211,17 +214,17 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
     TESSERA_CHECK(!symmetric_path, "attention_backward (cuda): edge features need the transpose walk");
     p.dea = dea.as<Acc>();
     p.dew = static_cast<Acc*>(b.dedge_weight);
-    p.dw_in_smem = p.w_in_smem;
     TESSERA_CUDA_CHECK(cudaMemsetAsync(p.dea, 0, sizeof(Acc) * size_t(A.nnz * p.D), s));
     TESSERA_CUDA_CHECK(cudaMemsetAsync(p.dew, 0, sizeof(Acc) * size_t(HC * p.D), s));
   }
   HeavyList<I> heavy_t(exec, A.rowptr, A.rows, A.nnz, s);
   HeavyList<I> heavy_s(exec, wptr, A.cols, A.nnz, s);
-  const size_t w_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems(p, false)) : 0;
-  const size_t wdw_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems(p, true)) : 0;
   with_edge_config<T, EDGE>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
     constexpr bool VEC = decltype(vec)::value;
+    p.dw_in_smem = EDGE && int64_t(kWarpsPerBlock) * 32 * CPT * p.D * int64_t(sizeof(Acc)) <= kEdgeGradSmemBytes;
+    const size_t w_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems<CPT>(p, false)) : 0;
+    const size_t wdw_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems<CPT>(p, true)) : 0;
     const size_t warp_sums = sizeof(Acc) * size_t(kWarpsPerBlock) * LPE * CPT;
     const size_t datt_bytes = p.datt_in_smem ? sizeof(Acc) * size_t((HC + 1) / 2 * 2) : 0;
     auto p1 = p;
