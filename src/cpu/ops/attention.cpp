@@ -90,25 +90,33 @@ struct Ctx {
     }
   }
   bool edges() const { return ea != nullptr; }
+  // The Transformer's edge terms factor through W: <x_h, W_h e> = <W_h^T x_h, e>. With
+  // u = W_h^T q_i and W_h^T dO_i per row (H x D, from back()), an entry's logit and dA edge terms
+  // cost D multiply-adds per head instead of its H*C x D projection. GATv2's LeakyReLU does not
+  // factor: it projects every entry (project()).
+  bool factored() const { return ea != nullptr && !gat; }
+  void back(const Acc* __restrict x, Acc* __restrict u) const {
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < D; ++t) u[h * D + t] = dot(Wt.data() + t * HC + h * C, x + h * C, C);
+  }
+  // Transformer logit of head h with edge features, factored: (<x, y> + <u_h, edge_attr[e]>) scale
+  // with one row loaded (x) and one stored (y), either role, so every pass computes the same value.
+  Acc logit_factored(const Acc* x, const T* y, const Acc* u_h, int64_t e) const {
+    return (dot(x, y, C) + dot(u_h, ea + e * lde, D)) * scale;
+  }
   // eh = W edge_attr[e] (H*C), the entry's projected edge features.
   void project(int64_t e, Acc* __restrict eh) const {
     const T* __restrict x = ea + e * lde;
     std::fill(eh, eh + HC, Acc(0));
     for (int64_t t = 0; t < D; ++t) axpy(eh, Acc(x[t]), Wt.data() + t * HC, HC);
   }
-  // Logit of head h with edge features: q (loaded) and k (stored) plus eh (loaded). The targets
-  // and the sources pass both call this with the same operands, so they agree bitwise.
+  // GATv2 logit of head h with edge features: q (loaded) and k (stored) plus eh (loaded). The
+  // targets and the sources pass both call this with the same operands, so they agree bitwise.
   Acc logit_edge(const Acc* __restrict q, const T* __restrict k, const Acc* __restrict eh, int64_t h,
                  Acc* __restrict tmp) const {
-    if (gat) {
 #pragma omp simd
-      for (int64_t c = 0; c < C; ++c) tmp[c] = q[c] + eh[c];
-      return gat_logit<T, Acc>(tmp, k, att + h * C, slope, C);
-    }
-    Acc e = 0;
-#pragma omp simd reduction(+ : e)
-    for (int64_t c = 0; c < C; ++c) e += q[c] * (Acc(k[c]) + eh[c]);
-    return e * scale;
+    for (int64_t c = 0; c < C; ++c) tmp[c] = q[c] + eh[c];
+    return gat_logit<T, Acc>(tmp, k, att + h * C, slope, C);
   }
   // Logit of head h between a row loaded in the accumulation type and a stored row (either role).
   Acc logit(const Acc* loaded, const T* stored, int64_t h) const {
@@ -149,43 +157,31 @@ std::vector<int64_t> row_chunks(const I* ptr, int64_t rows) {
   return b;
 }
 
-// Targets pass, one entry e (target i) with edge features: dq += ...; g = d loss / d eh; the
-// entry's dedge_attr = W^T g; its chunk's dedge_weight partial += g edge_attr^T; GATv2's datt.
+// Targets pass, one GATv2 entry e with edge features: dq += ...; g = d loss / d eh; the entry's
+// dedge_attr = W^T g; its chunk's dedge_weight partial += g edge_attr^T; datt.
 // P, G: the entry's alpha and alpha * dA per head, D: the row's Delta; eh, g: scratch (H*C).
 template <class T, class I, class Acc>
-void edge_grad_row(const Ctx<T, I, Acc>& X, int64_t e, int64_t i, const T* kr, const Acc* qv, const Acc* dov,
-                   const Acc* P, const Acc* G, const Acc* D, Acc* eh, Acc* g, Acc* dq, Acc* datt, T* dea,
-                   Acc* dw) {
+void edge_grad_row(const Ctx<T, I, Acc>& X, int64_t e, const T* kr, const Acc* qv, const Acc* P, const Acc* G,
+                   const Acc* D, Acc* eh, Acc* g, Acc* dq, Acc* datt, T* dea, Acc* dw) {
   const int64_t H = X.H, C = X.C, HC = X.HC, Dm = X.D;
-  const Acc slope = X.slope, scale = X.scale;  // locals: the stores below cannot alias them
-  (void)i;
+  const Acc slope = X.slope;  // a local: the stores below cannot alias it
   X.project(e, eh);
   for (int64_t h = 0; h < H; ++h) {
     const Acc dS = G[h] - P[h] * D[h];
-    const Acc pk = P[h] * X.drop(e, h);
     const Acc* __restrict q = qv + h * C;
     const T* __restrict k = kr + h * C;
     const Acc* __restrict e_h = eh + h * C;
     Acc* __restrict d = dq + h * C;
     Acc* __restrict gh = g + h * C;
-    if (X.gat) {
-      const Acc* __restrict at = X.att + h * C;
-      Acc* __restrict da = datt + h * C;
+    const Acc* __restrict at = X.att + h * C;
+    Acc* __restrict da = datt + h * C;
 #pragma omp simd
-      for (int64_t c = 0; c < C; ++c) {
-        const Acc z = (q[c] + e_h[c]) + Acc(k[c]);  // as logit_edge
-        const Acc s = z > 0 ? Acc(1) : slope;
-        gh[c] = dS * at[c] * s;
-        d[c] += gh[c];
-        da[c] += dS * (z * s);
-      }
-    } else {
-      const Acc* __restrict o = dov + h * C;
-#pragma omp simd
-      for (int64_t c = 0; c < C; ++c) {
-        d[c] += dS * (Acc(k[c]) + e_h[c]);  // scaled by X.scale with the rest of dq
-        gh[c] = dS * scale * q[c] + pk * o[c];
-      }
+    for (int64_t c = 0; c < C; ++c) {
+      const Acc z = (q[c] + e_h[c]) + Acc(k[c]);  // as logit_edge
+      const Acc s = z > 0 ? Acc(1) : slope;
+      gh[c] = dS * at[c] * s;
+      d[c] += gh[c];
+      da[c] += dS * (z * s);
     }
   }
   // dw is this chunk's partial of dedge_weight transposed (D x H*C), like Wt.
@@ -213,7 +209,8 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
   {
     const size_t hc = static_cast<size_t>(HC), h1 = static_cast<size_t>(H);
     std::vector<Acc> qv(hc), acc(hc), m(h1), s(h1), L;  // L: the row's logits, then probabilities
-    std::vector<Acc> eh(X.edges() ? hc : 0), tmp(X.edges() ? hc : 0);
+    std::vector<Acc> eh(X.edges() && X.gat ? hc : 0), tmp(X.edges() && X.gat ? hc : 0),
+        u(X.factored() ? h1 * size_t(X.D) : 0);
     // The Transformer's message edge term: sum_e w_e W edge_attr_e = W (sum_e w_e edge_attr_e), so
     // the row sums the weighted features (H x D) and projects them once.
     const bool edge_msg = X.edges() && !X.gat;
@@ -224,6 +221,7 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
         const int64_t b = A.rowptr[i], end = A.rowptr[i + 1];
         if (L.size() < size_t((end - b) * H)) L.resize(size_t((end - b) * H));
         load(qv.data(), X.q + i * X.ldq, HC);
+        if (X.factored()) X.back(qv.data(), u.data());
         std::fill(m.begin(), m.end(), ninf);
         // Walk 1: logits of the row into scratch, and their max per head (an exact max, so no
         // online rescaling of the accumulator).
@@ -231,10 +229,11 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
           if (e + kAhead < A.nnz) prefetch_row(X.k + int64_t(A.col[e + kAhead]) * X.ldk, rowbytes);
           const T* kr = X.k + int64_t(A.col[e]) * X.ldk;
           Acc* l = L.data() + (e - b) * H;
-          if (X.edges()) X.project(e, eh.data());
+          if (X.edges() && X.gat) X.project(e, eh.data());
           for (int64_t h = 0; h < H; ++h) {
-            l[h] = X.edges() ? X.logit_edge(qv.data() + h * C, kr + h * C, eh.data() + h * C, h, tmp.data())
-                             : X.logit(qv.data() + h * C, kr + h * C, h);
+            l[h] = X.factored() ? X.logit_factored(qv.data() + h * C, kr + h * C, u.data() + h * X.D, e)
+                   : X.edges()  ? X.logit_edge(qv.data() + h * C, kr + h * C, eh.data() + h * C, h, tmp.data())
+                                : X.logit(qv.data() + h * C, kr + h * C, h);
             m[h] = std::max(m[h], l[h]);
           }
         }
@@ -307,11 +306,18 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
   const int64_t Dm = X.D;
   std::vector<Acc> dw_part(edges ? size_t(ntc * HC * Dm) : 0, Acc(0));
   T* dea = edges ? bw.dedge_attr.template as<T>() : nullptr;
+  // Transformer: W_h^T q_i and W_h^T dO_i of every target (rows x H x D), for the sources pass.
+  const bool factored = X.factored();
+  std::vector<Acc> Uq(factored ? size_t(A.rows * H * Dm) : 0), Uo(factored ? size_t(A.rows * H * Dm) : 0);
 #pragma omp parallel num_threads(nt)
   {
     const size_t hc = static_cast<size_t>(HC), h1 = static_cast<size_t>(H);
     std::vector<Acc> qv(hc), dov(hc), dq(hc), D(h1), P, G;  // P, G: the row's alpha, alpha * dA
-    std::vector<Acc> eh(edges ? hc : 0), tmp(edges ? hc : 0), ge(edges ? hc : 0), ve(edges ? hc : 0);
+    std::vector<Acc> eh(edges && gat ? hc : 0), tmp(edges && gat ? hc : 0), ge(edges && gat ? hc : 0);
+    // Transformer rows: sum_j dS_ij e_ij and sum_j alpha'_ij e_ij per head (H x D), and one entry's
+    // dedge_attr (D).
+    const size_t hd = factored ? h1 * size_t(Dm) : 0;
+    std::vector<Acc> s1(hd), s2(hd), de(factored ? size_t(Dm) : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t chunk = 0; chunk < ntc; ++chunk) {
       Acc* dat = gat ? datt_part.data() + chunk * HC : nullptr;
@@ -323,6 +329,12 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
         }
         load(qv.data(), X.q + i * X.ldq, HC);
         load(dov.data(), dO + i * ldo, HC);
+        Acc* uq = factored ? Uq.data() + i * H * Dm : nullptr;
+        Acc* uo = factored ? Uo.data() + i * H * Dm : nullptr;
+        if (factored) {
+          X.back(qv.data(), uq);
+          X.back(dov.data(), uo);
+        }
         const Acc* li = lse + i * H;
         std::fill(D.begin(), D.end(), Acc(0));
         for (int64_t e = b; e < end; ++e) {
@@ -334,13 +346,14 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
           const int64_t j = A.col[e];
           const T* kr = X.k + j * X.ldk;
           const T* vr = X.v + j * X.ldv;
-          if (edges) X.project(e, eh.data());
+          if (edges && gat) X.project(e, eh.data());
           for (int64_t h = 0; h < H; ++h) {
-            const Acc lg = edges ? X.logit_edge(qv.data() + h * C, kr + h * C, eh.data() + h * C, h, tmp.data())
-                                 : X.logit(qv.data() + h * C, kr + h * C, h);
+            const Acc lg = factored ? X.logit_factored(qv.data() + h * C, kr + h * C, uq + h * Dm, e)
+                           : edges  ? X.logit_edge(qv.data() + h * C, kr + h * C, eh.data() + h * C, h, tmp.data())
+                                    : X.logit(qv.data() + h * C, kr + h * C, h);
             const Acc p = std::exp(lg - li[h]);
             Acc dA = dot(dov.data() + h * C, vr + h * C, C);
-            if (edges && !gat) dA += dot(dov.data() + h * C, eh.data() + h * C, C);  // value + eh
+            if (factored) dA += dot(uo + h * Dm, X.ea + e * X.lde, Dm);  // the message is value + eh
             const Acc pdA = p * X.drop(e, h) * dA;
             D[size_t(h)] += pdA;
             P[size_t((e - b) * H + h)] = p;
@@ -350,10 +363,28 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
         std::fill(dq.begin(), dq.end(), Acc(0));
         for (int64_t e = b; e < end; ++e) {
           const T* kr = X.k + int64_t(A.col[e]) * X.ldk;
-          if (edges) {
-            edge_grad_row<T, I, Acc>(X, e, i, kr, qv.data(), dov.data(), P.data() + (e - b) * H,
-                                     G.data() + (e - b) * H, D.data(), eh.data(), ge.data(), dq.data(),
-                                     dat, dea + e * bw.dedge_attr.ld, dw_part.data() + chunk * HC * Dm);
+          if (edges && gat) {
+            edge_grad_row<T, I, Acc>(X, e, kr, qv.data(), P.data() + (e - b) * H, G.data() + (e - b) * H,
+                                     D.data(), eh.data(), ge.data(), dq.data(), dat, dea + e * bw.dedge_attr.ld,
+                                     dw_part.data() + chunk * HC * Dm);
+            continue;
+          }
+          if (factored) {
+            // g_h = scale dS q_i + alpha' dO_i, so dedge_attr_e = sum_h scale dS W_h^T q_i +
+            // alpha' W_h^T dO_i; dq's edge term W_h sum_e dS e and dedge_weight wait for the row end.
+            const T* x = X.ea + e * X.lde;
+            std::fill(de.begin(), de.end(), Acc(0));
+            for (int64_t h = 0; h < H; ++h) {
+              const Acc dS = G[size_t((e - b) * H + h)] - P[size_t((e - b) * H + h)] * D[size_t(h)];
+              const Acc pk = P[size_t((e - b) * H + h)] * X.drop(e, h);
+              axpy(dq.data() + h * C, dS, kr + h * C, C);
+              axpy(s1.data() + h * Dm, dS, x, Dm);
+              axpy(s2.data() + h * Dm, pk, x, Dm);
+              axpy(de.data(), dS * scale, uq + h * Dm, Dm);
+              axpy(de.data(), pk, uo + h * Dm, Dm);
+            }
+            T* d = dea + e * bw.dedge_attr.ld;
+            for (int64_t t = 0; t < Dm; ++t) d[t] = T(de[size_t(t)]);
             continue;
           }
           for (int64_t h = 0; h < H; ++h) {
@@ -375,6 +406,18 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
               da[c] += dS * (z * g);
             }
           }
+        }
+        if (factored) {  // the row's W_h sum_e dS e into dq, and its part of dedge_weight (D x H*C)
+          Acc* dw = dw_part.data() + chunk * HC * Dm;
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t t = 0; t < Dm; ++t) {
+              const Acc a1 = s1[size_t(h * Dm + t)], a2 = s2[size_t(h * Dm + t)];
+              axpy(dq.data() + h * C, a1, X.Wt.data() + t * HC + h * C, C);
+              axpy(dw + t * HC + h * C, a1 * scale, qv.data() + h * C, C);
+              axpy(dw + t * HC + h * C, a2, dov.data() + h * C, C);
+            }
+          std::fill(s1.begin(), s1.end(), Acc(0));
+          std::fill(s2.begin(), s2.end(), Acc(0));
         }
         T* dqr = bw.dquery.template as<T>() + i * bw.dquery.ld;
         const Acc s = gat ? Acc(1) : scale;
@@ -425,7 +468,7 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
   {
     const size_t hc = static_cast<size_t>(HC);
     std::vector<Acc> kv(hc), vv(gat ? 0 : hc), dk(hc), dv(gat ? 0 : hc);
-    std::vector<Acc> eh(edges ? hc : 0), tmp(edges ? hc : 0), qa(edges ? hc : 0);
+    std::vector<Acc> eh(edges && gat ? hc : 0), tmp(edges && gat ? hc : 0), qa(edges && gat ? hc : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t chunk = 0; chunk < nsc; ++chunk)
       for (int64_t j = schunks[size_t(chunk)]; j < schunks[size_t(chunk) + 1]; ++j) {
@@ -444,17 +487,20 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
           const int64_t e = perm ? int64_t(perm[t]) : -1;
           const T* qr = X.q + i * X.ldq;
           const T* dor = dO + i * ldo;
-          if (edges) {  // the entry's edge features (perm is set: no symmetric path with them)
+          if (edges && gat) {  // the entry's edge features (perm is set: no symmetric path with them)
             X.project(e, eh.data());
             load(qa.data(), qr, HC);
           }
+          const Acc* uq = factored ? Uq.data() + i * H * Dm : nullptr;
+          const Acc* uo = factored ? Uo.data() + i * H * Dm : nullptr;
           for (int64_t h = 0; h < H; ++h) {
-            const Acc lg = edges ? X.logit_edge(qa.data() + h * C, X.k + j * X.ldk + h * C, eh.data() + h * C, h,
-                                                tmp.data())
-                                 : X.logit(kv.data() + h * C, qr + h * C, h);
+            const Acc lg = factored ? X.logit_factored(kv.data() + h * C, qr + h * C, uq + h * Dm, e)
+                           : edges  ? X.logit_edge(qa.data() + h * C, X.k + j * X.ldk + h * C, eh.data() + h * C,
+                                                   h, tmp.data())
+                                    : X.logit(kv.data() + h * C, qr + h * C, h);
             const Acc p = std::exp(lg - lse[i * H + h]);
             Acc dp = dot(vj + h * C, dor + h * C, C);
-            if (edges && !gat) dp += dot(eh.data() + h * C, dor + h * C, C);
+            if (factored) dp += dot(uo + h * Dm, X.ea + e * X.lde, Dm);
             const Acc keep = e >= 0 ? X.drop(e, h) : Acc(1);
             const Acc dS = p * (keep * dp - delta[size_t(i * H + h)]);
             const Acc pk = p * keep;
