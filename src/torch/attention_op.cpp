@@ -98,13 +98,13 @@ Outputs attention_kernel(const at::Tensor& rowptr, const at::Tensor& col, const 
 
 Grads attention_backward_kernel(const at::Tensor& grad_out, const at::Tensor& rowptr, const at::Tensor& col,
                                 const at::Tensor& query_in, const at::Tensor& key_in, const OptTensor& value_in,
-                                const OptTensor& att_in, const at::Tensor& out_in, const at::Tensor& lse_in,
+                                const OptTensor& att_in, const at::Tensor& lse_in,
                                 int64_t heads, c10::string_view kind_sv, double slope, double scale, double dropout,
                                 int64_t seed, const OptTensor& t_rowptr, const OptTensor& t_col,
                                 const OptTensor& t_perm, bool symmetric, const OptTensor& edge_attr_in,
                                 const OptTensor& edge_weight_in) {
   const std::string kind(kind_sv);
-  const at::Tensor q = packed_rows(query_in), k = packed_rows(key_in), out = packed_rows(out_in);
+  const at::Tensor q = packed_rows(query_in), k = packed_rows(key_in);
   const at::Tensor dout = packed_rows(grad_out.to(q.scalar_type()));
   OptTensor v;
   if (has(value_in)) v = packed_rows(*value_in);
@@ -131,7 +131,6 @@ Grads attention_backward_kernel(const at::Tensor& grad_out, const at::Tensor& ro
       b.dedge_attr = dense_view(dea, dev, "attention_backward", "dedge_attr");
       b.dedge_weight = dew.data_ptr();
     }
-    b.fwd.out = dense_view(out, dev, "attention_backward", "out");
     TESSERA_CHECK(lse.numel() == b.fwd.A.rows * heads, "attention_backward: lse has ", lse.numel(),
                   " entries, expected ", b.fwd.A.rows * heads);
     b.fwd.lse = lse.data_ptr();
@@ -187,7 +186,9 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
                                      o.negative_slope, o.scale, o.dropout, o.seed, o.return_alpha,
                                      o.alpha_after_dropout, opt(g.t_rowptr), opt(g.t_col), opt(g.t_perm),
                                      g.symmetric, g.graph_id, opt(ea), opt(ew));
-    ctx->save_for_backward({query, key, value, att, out, lse, ea, ew});
+    // out is not saved: the backward never reads it, and the layers may then add their bias or
+    // residual into it in place, in training too (one [N, H*C] buffer fewer across the step).
+    ctx->save_for_backward({query, key, value, att, lse, ea, ew});
     ctx->saved_data["rowptr"] = g.rowptr;
     ctx->saved_data["col"] = g.col;
     ctx->saved_data["t_rowptr"] = g.t_rowptr;
@@ -212,18 +213,18 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
                          .findSchemaOrThrow("tessera::attention_backward", "")
                          .typed<decltype(attention_backward_kernel)>();
     const at::Tensor& query = s[0];
-    at::Tensor dout = grads[0].defined() ? grads[0] : at::zeros_like(s[4]);
+    at::Tensor dout = grads[0].defined() ? grads[0] : at::zeros(query.sizes(), query.options());  // out's shape
     auto [dq, dk, dv, datt, dea, dew] = op.call(
         dout, ctx->saved_data["rowptr"].toTensor(), ctx->saved_data["col"].toTensor(), query, s[1], opt(s[2]),
-        opt(s[3]), s[4], s[5], ctx->saved_data["heads"].toInt(), ctx->saved_data["kind"].toStringRef(),
+        opt(s[3]), s[4], ctx->saved_data["heads"].toInt(), ctx->saved_data["kind"].toStringRef(),
         ctx->saved_data["slope"].toDouble(), ctx->saved_data["scale"].toDouble(),
         ctx->saved_data["dropout"].toDouble(), ctx->saved_data["seed"].toInt(),
         opt(ctx->saved_data["t_rowptr"].toTensor()), opt(ctx->saved_data["t_col"].toTensor()),
-        opt(ctx->saved_data["t_perm"].toTensor()), ctx->saved_data["symmetric"].toBool(), opt(s[6]), opt(s[7]));
+        opt(ctx->saved_data["t_perm"].toTensor()), ctx->saved_data["symmetric"].toBool(), opt(s[5]), opt(s[6]));
     if (datt.defined() && s[3].defined()) datt = datt.to(s[3].scalar_type()).view(s[3].sizes());
     if (dea.defined()) {
-      dea = dea.to(s[6].scalar_type());
-      dew = dew.to(s[7].scalar_type());
+      dea = dea.to(s[5].scalar_type());
+      dew = dew.to(s[6].scalar_type());
     }
     return {dq, dk, s[3].defined() ? datt : dv, dea, dew, at::Tensor(), at::Tensor()};
   }
@@ -273,7 +274,7 @@ TORCH_LIBRARY_FRAGMENT(tessera, m) {
         "bool symmetric=False, int graph_id=0, Tensor? edge_attr=None, Tensor? edge_weight=None) -> "
         "(Tensor, Tensor, Tensor)");
   m.def("attention_backward(Tensor grad_out, Tensor rowptr, Tensor col, Tensor query, Tensor key, Tensor? value, "
-        "Tensor? att, Tensor out, Tensor lse, int heads, str kind, float negative_slope, float scale, "
+        "Tensor? att, Tensor lse, int heads, str kind, float negative_slope, float scale, "
         "float dropout, int seed, Tensor? t_rowptr=None, Tensor? t_col=None, Tensor? t_perm=None, "
         "bool symmetric=False, Tensor? edge_attr=None, Tensor? edge_weight=None) -> "
         "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)");

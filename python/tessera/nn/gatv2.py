@@ -139,11 +139,11 @@ def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, va
 
 
 def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:
-    """out + other for an `out` the layer just made: in place when no autograd graph runs through
-    either and the sum keeps out's dtype and shape (inference then writes no second [N, H*C]
-    buffer, which on the CPU is also a fresh page-faulted allocation), else out of place."""
-    if (torch.is_grad_enabled() and (out.requires_grad or other.requires_grad)) or \
-            torch.result_type(out, other) != out.dtype or \
+    """out + other for an `out` the layer just made (the fused op's output, which its backward
+    does not keep, or the mean over heads, whose backward keeps nothing): in place, in training
+    too, when the sum keeps out's dtype and shape, so no second [N, H*C] buffer is written (on
+    the CPU also a fresh page-faulted allocation) or held until the backward; else out of place."""
+    if torch.result_type(out, other) != out.dtype or \
             torch.broadcast_shapes(out.shape, other.shape) != out.shape:
         return out + other
     return out.add_(other)
