@@ -132,6 +132,12 @@ if want bench; then
     stage "$n" "${BENCH_LIMIT:-240}" python3 "$b" --json "$OUT/json/$n.json"
     stamp_json "$OUT/json/$n.json" python3 "$b" --json "$n.json"
   done
+  # The attention layers again with edge features (edge_dim 8): fused kernels against PyG's E x H x C path.
+  n=attention_layer_bench_edge8
+  if [ -z "${BENCHES:-}" ] || [[ " $BENCHES " == *" $n "* ]]; then
+    stage "$n" "${BENCH_LIMIT:-240}" python3 bench/attention_layer_bench.py --edge-dim 8 --hc 4x64 --json "$OUT/json/$n.json"
+    stamp_json "$OUT/json/$n.json" python3 bench/attention_layer_bench.py --edge-dim 8 --hc 4x64 --json "$n.json"
+  fi
 fi
 
 tar -czf "$OUT/json.tar.gz" -C "$OUT" json 2>/dev/null && rm -rf "$OUT/json"
