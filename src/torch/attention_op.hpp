@@ -10,7 +10,8 @@
 //     the transpose (t_* when given, e.g. a Graph's memoized one; else built per call) or A
 //     itself when symmetric. alpha is not differentiable.
 //     edge_attr [nnz, D] (in CSR entry order) and edge_weight [H*C, D] (lin_edge.weight): edge
-//     features projected inside the kernels (CPU only so far), both differentiable.
+//     features projected inside the kernels (CPU and CUDA), both differentiable. The backward
+//     does not keep out, so a caller may add into it in place (add_to_fresh).
 //   tessera::attention_backward(...) -> (dquery, dkey, dvalue, datt, dedge_attr, dedge_weight).
 #include <ATen/ATen.h>
 
@@ -40,5 +41,14 @@ struct AttentionOptions {
 std::tuple<at::Tensor, at::Tensor, at::Tensor> attention(const AttentionGraph& g, const at::Tensor& query,
                                                          const at::Tensor& key, const at::Tensor& value,
                                                          const at::Tensor& att, const AttentionOptions& o);
+
+// out + other for an output the layer just made (the attention op's, or the mean over heads,
+// neither kept by its backward): in place when the sum keeps out's dtype and shape, so no second
+// [N, H*C] buffer is written or held until the backward; else out of place.
+inline at::Tensor add_to_fresh(at::Tensor out, const at::Tensor& other) {
+  if (at::result_type(out, other) != out.scalar_type() || at::infer_size(out.sizes(), other.sizes()) != out.sizes().vec())
+    return out + other;
+  return out.add_(other);
+}
 
 }  // namespace tessera::pt

@@ -98,8 +98,8 @@ torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& gr
   if (o.dropout > 0) o.seed = torch::randint(int64_t(1) << 62, {1}, torch::kLong).item<int64_t>();
   auto out = std::get<0>(pt::attention(ag, x_r, x_l, torch::Tensor(), att.reshape({-1}), o));
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
-  if (res) out = out + res->forward(x);
-  if (bias.defined()) out = out + bias;
+  if (res) out = pt::add_to_fresh(out, res->forward(x));
+  if (bias.defined()) out = pt::add_to_fresh(out, bias);
   return out;
 }
 

@@ -61,7 +61,7 @@ torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Gra
       auto b = torch::sigmoid(lin_beta->forward(torch::cat({out, x_r, out - x_r}, -1)));
       out = b * x_r + (1 - b) * out;
     } else {
-      out = out + x_r;
+      out = pt::add_to_fresh(out, x_r);
     }
   }
   return out;
