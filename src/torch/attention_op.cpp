@@ -255,14 +255,15 @@ Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, cons
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> attention(const AttentionGraph& g, const at::Tensor& query,
                                                          const at::Tensor& key, const at::Tensor& value,
-                                                         const at::Tensor& att, const AttentionOptions& o) {
+                                                         const at::Tensor& att, const AttentionOptions& o,
+                                                         const at::Tensor& edge_attr, const at::Tensor& edge_weight) {
   static auto op = c10::Dispatcher::singleton()
                        .findSchemaOrThrow("tessera::attention", "")
                        .typed<decltype(attention_kernel)>();
   auto opt = [](const at::Tensor& t) { return t.defined() ? OptTensor(t) : OptTensor(); };
   return op.call(g.rowptr, g.col, query, key, opt(value), opt(att), o.heads, o.kind, o.negative_slope, o.scale,
                  o.dropout, o.seed, o.return_alpha, o.alpha_after_dropout, opt(g.t_rowptr), opt(g.t_col),
-                 opt(g.t_perm), g.symmetric, g.graph_id, OptTensor(), OptTensor());
+                 opt(g.t_perm), g.symmetric, g.graph_id, opt(edge_attr), opt(edge_weight));
 }
 
 }  // namespace tessera::pt

@@ -37,10 +37,13 @@ struct AttentionOptions {
 };
 
 // Through the dispatcher (autograd-aware). value: undefined for GATv2, att: undefined for the
-// Transformer. Returns (out, lse, alpha).
+// Transformer; edge_attr [nnz, D] in g's entry order and edge_weight [H*C, D], or both undefined.
+// Returns (out, lse, alpha).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> attention(const AttentionGraph& g, const at::Tensor& query,
                                                          const at::Tensor& key, const at::Tensor& value,
-                                                         const at::Tensor& att, const AttentionOptions& o);
+                                                         const at::Tensor& att, const AttentionOptions& o,
+                                                         const at::Tensor& edge_attr = {},
+                                                         const at::Tensor& edge_weight = {});
 
 // out + other for an output the layer just made (the attention op's, or the mean over heads,
 // neither kept by its backward): in place when the sum keeps out's dtype and shape, so no second

@@ -1,9 +1,11 @@
 // tessera::nn::GATv2Conv and the "gatv2" model of `tessera train`.
 #include "tessera/torch/gatv2.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "attention_op.hpp"
+#include "graph_ops.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/torch/models.hpp"
 
@@ -28,12 +30,18 @@ void GATv2ConvImpl::reset() {
   TESSERA_CHECK(o.in_channels() > 0 && o.out_channels() > 0 && o.heads() > 0,
                 "GATv2Conv: in_channels, out_channels and heads must be positive, got ", o.in_channels(), ", ",
                 o.out_channels(), ", ", o.heads());
+  TESSERA_CHECK(o.edge_dim() >= 0, "GATv2Conv: edge_dim = ", o.edge_dim(), ", expected >= 0 (0: no edge features)");
+  static const char* fills[] = {"mean", "add", "sum", "max", "min", "mul"};
+  TESSERA_CHECK(std::find(std::begin(fills), std::end(fills), o.fill_value()) != std::end(fills),
+                "GATv2Conv: unsupported fill_value '", o.fill_value(), "' (expected mean, add, sum, max, min or mul)");
   const int64_t HC = o.heads() * o.out_channels();
   lin_l = register_module("lin_l", torch::nn::Linear(torch::nn::LinearOptions(o.in_channels(), HC).bias(o.bias())));
   lin_r = o.share_weights()
               ? register_module("lin_r", lin_l)
               : register_module("lin_r", torch::nn::Linear(torch::nn::LinearOptions(o.in_channels(), HC).bias(o.bias())));
   att = register_parameter("att", torch::empty({1, o.heads(), o.out_channels()}));
+  if (o.edge_dim() > 0)
+    lin_edge = register_module("lin_edge", torch::nn::Linear(torch::nn::LinearOptions(o.edge_dim(), HC).bias(false)));
   const int64_t total = o.concat() ? HC : o.out_channels();
   if (o.residual())
     res = register_module("res", torch::nn::Linear(torch::nn::LinearOptions(o.in_channels(), total).bias(false)));
@@ -51,6 +59,7 @@ void GATv2ConvImpl::reset_parameters() {
     pyg_bias(lin_r);
   }
   if (res) glorot(res->weight);
+  if (lin_edge) glorot(lin_edge->weight);
   glorot(att);
   if (bias.defined()) bias.zero_();
   looped_for_ = 0;
@@ -67,14 +76,43 @@ pt::Graph GATv2ConvImpl::looped(const pt::Graph& g) {
   const int64_t n = std::min(g.rows(), g.cols());
   const auto loops = torch::arange(n, torch::dtype(torch::kLong).device(dev));
   const auto ei = torch::cat({torch::stack({cols.index({keep}), rows.index({keep})}), torch::stack({loops, loops})}, 1);
-  looped_ = pt::Graph::from_edge_index(ei, {}, g.rows(), g.cols());
+  auto [rowptr, col, perm] = pt::edge_index_to_csr(ei, g.rows(), g.cols(), true);
+  looped_ = pt::Graph::from_csr(rowptr, col, {}, g.cols());
+  looped_keep_ = keep;
+  looped_perm_ = perm;
+  looped_targets_ = rows.index({keep});
   looped_for_ = g.id();
   return looped_;
 }
 
-torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph) {
+// The looped graph's edge features in its entry order: g's kept entries, then each node's loop
+// filled as PyG's add_self_loops (fill_value over the node's remaining in-edge features).
+torch::Tensor GATv2ConvImpl::looped_edge_attr(const pt::Graph& g, const torch::Tensor& edge_attr) {
+  looped(g);
+  const auto kept = edge_attr.index({looped_keep_});
+  const int64_t n = std::min(g.rows(), g.cols());
+  const std::string& f = options.fill_value();
+  const std::string reduce = f == "add" ? "sum" : f == "max" ? "amax" : f == "min" ? "amin" : f == "mul" ? "prod" : f;
+  auto fill = reduce == "prod" ? torch::ones({n, edge_attr.size(1)}, edge_attr.options())
+                               : torch::zeros({n, edge_attr.size(1)}, edge_attr.options());
+  const auto idx = looped_targets_.view({-1, 1}).expand_as(kept);
+  fill = fill.scatter_reduce(0, idx, kept, reduce, /*include_self=*/false);
+  return torch::cat({kept, fill}, 0).index_select(0, looped_perm_);
+}
+
+torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph, const torch::Tensor& edge_attr_in) {
   TESSERA_CHECK(graph.rows() == x.size(0) && graph.cols() == x.size(0), "GATv2Conv: graph is ", graph.rows(), " x ",
                 graph.cols(), " but x has ", x.size(0), " nodes");
+  TESSERA_CHECK(edge_attr_in.defined() == bool(lin_edge), "GATv2Conv: edge_attr must be given exactly when edge_dim > 0 ",
+                "(edge_dim = ", options.edge_dim(), ")");
+  torch::Tensor ea;
+  if (edge_attr_in.defined()) {
+    ea = edge_attr_in.dim() == 1 ? edge_attr_in.view({-1, 1}) : edge_attr_in;
+    TESSERA_CHECK(ea.dim() == 2 && ea.size(0) == graph.nnz() && ea.size(1) == options.edge_dim(),
+                  "GATv2Conv: edge_attr is ", edge_attr_in.sizes(), ", expected [", graph.nnz(), ", ",
+                  options.edge_dim(), "] (one row per graph entry)");
+    if (options.add_self_loops()) ea = looped_edge_attr(graph, ea);
+  }
   const int64_t H = options.heads(), C = options.out_channels();
   const auto g = options.add_self_loops() ? looped(graph) : graph;
   auto x_l = lin_l->forward(x);
@@ -96,7 +134,8 @@ torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& gr
   o.negative_slope = options.negative_slope();
   o.dropout = is_training() ? options.dropout() : 0.0;
   if (o.dropout > 0) o.seed = torch::randint(int64_t(1) << 62, {1}, torch::kLong).item<int64_t>();
-  auto out = std::get<0>(pt::attention(ag, x_r, x_l, torch::Tensor(), att.reshape({-1}), o));
+  auto out = std::get<0>(pt::attention(ag, x_r, x_l, torch::Tensor(), att.reshape({-1}), o, ea,
+                                       lin_edge ? lin_edge->weight : torch::Tensor()));
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
   if (res) out = pt::add_to_fresh(out, res->forward(x));
   if (bias.defined()) out = pt::add_to_fresh(out, bias);

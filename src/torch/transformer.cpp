@@ -25,16 +25,27 @@ void TransformerConvImpl::reset() {
   const int64_t width = o.concat() ? HC : o.out_channels();
   lin_skip = register_module("lin_skip", lin(o.in_channels(), width, o.bias()));
   if (o.beta()) lin_beta = register_module("lin_beta", lin(3 * width, 1, false));
+  TESSERA_CHECK(o.edge_dim() >= 0, "TransformerConv: edge_dim = ", o.edge_dim(), ", expected >= 0 (0: no edge features)");
+  if (o.edge_dim() > 0) lin_edge = register_module("lin_edge", lin(o.edge_dim(), HC, false));
 }
 
 void TransformerConvImpl::reset_parameters() {
-  for (auto* l : {&lin_key, &lin_query, &lin_value, &lin_skip, &lin_beta})
+  for (auto* l : {&lin_key, &lin_query, &lin_value, &lin_skip, &lin_beta, &lin_edge})
     if (*l) (*l)->reset_parameters();
 }
 
-torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Graph& g) {
+torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Graph& g, const torch::Tensor& edge_attr) {
   TESSERA_CHECK(g.rows() == x.size(0) && g.cols() == x.size(0), "TransformerConv: graph is ", g.rows(), " x ",
                 g.cols(), " but x has ", x.size(0), " nodes");
+  TESSERA_CHECK(edge_attr.defined() == bool(lin_edge), "TransformerConv: edge_attr must be given exactly when ",
+                "edge_dim > 0 (edge_dim = ", options.edge_dim(), ")");
+  torch::Tensor ea;
+  if (edge_attr.defined()) {
+    ea = edge_attr.dim() == 1 ? edge_attr.view({-1, 1}) : edge_attr;
+    TESSERA_CHECK(ea.dim() == 2 && ea.size(0) == g.nnz() && ea.size(1) == options.edge_dim(),
+                  "TransformerConv: edge_attr is ", edge_attr.sizes(), ", expected [", g.nnz(), ", ",
+                  options.edge_dim(), "] (one row per graph entry)");
+  }
   const int64_t H = options.heads(), C = options.out_channels();
   auto q = lin_query->forward(x), k = lin_key->forward(x), v = lin_value->forward(x);
   pt::AttentionGraph ag;
@@ -53,7 +64,7 @@ torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Gra
   o.heads = H;
   o.dropout = is_training() ? options.dropout() : 0.0;
   if (o.dropout > 0) o.seed = torch::randint(int64_t(1) << 62, {1}, torch::kLong).item<int64_t>();
-  auto out = std::get<0>(pt::attention(ag, q, k, v, torch::Tensor(), o));
+  auto out = std::get<0>(pt::attention(ag, q, k, v, torch::Tensor(), o, ea, lin_edge ? lin_edge->weight : torch::Tensor()));
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
   if (options.root_weight()) {
     auto x_r = lin_skip->forward(x);

@@ -3,8 +3,13 @@
 // and defaults, same parameter names and state_dict layout ("lin_l.weight/bias", "lin_r.*" (the
 // same module when share_weights), "att" [1, H, C], "res.weight", "bias"), same forward order:
 // x_l = lin_l(x), x_r = lin_r(x); fused attention (self-loops: existing removed, one per node
-// added); concat or mean over heads; + res(x); + bias. Edge features are not supported yet.
+// added); concat or mean over heads; + res(x); + bias. Edge features (edge_dim > 0, PyG's
+// edge_dim; 0 = None): "lin_edge.weight" [H*C, edge_dim] (glorot, no bias) projects them inside the
+// fused kernels; the added self-loops get fill_value ("mean" | "add" | "max" | "min" | "mul") of
+// their target's remaining in-edge features.
 #include <torch/torch.h>
+
+#include <string>
 
 #include "tessera/torch/graph.hpp"
 
@@ -22,6 +27,8 @@ struct GATv2ConvOptions {
   TORCH_ARG(bool, bias) = true;
   TORCH_ARG(bool, share_weights) = false;
   TORCH_ARG(bool, residual) = false;
+  TORCH_ARG(int64_t, edge_dim) = 0;
+  TORCH_ARG(std::string, fill_value) = "mean";
 };
 
 class GATv2ConvImpl : public torch::nn::Cloneable<GATv2ConvImpl> {
@@ -33,19 +40,24 @@ class GATv2ConvImpl : public torch::nn::Cloneable<GATv2ConvImpl> {
   void reset() override;
   void reset_parameters();  // glorot lin_l/lin_r/res weights and att, U(+-1/sqrt(in)) biases, zero bias
 
-  // graph: rows = targets. Returns [N, H*C] (concat) or [N, C].
-  torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph);
+  // graph: rows = targets. edge_attr: [nnz, edge_dim] (or [nnz] for edge_dim 1) in graph's entry
+  // order, exactly when edge_dim > 0. Returns [N, H*C] (concat) or [N, C].
+  torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph, const torch::Tensor& edge_attr = {});
 
   void pretty_print(std::ostream& stream) const override;
 
   GATv2ConvOptions options;
-  torch::nn::Linear lin_l{nullptr}, lin_r{nullptr}, res{nullptr};
+  torch::nn::Linear lin_l{nullptr}, lin_r{nullptr}, res{nullptr}, lin_edge{nullptr};
   torch::Tensor att, bias;
 
  private:
-  pt::Graph looped(const pt::Graph& g);  // remove loops, add one per node (memoized per graph)
+  // remove loops, add one per node (memoized per graph); keep: g's entries that stay (the
+  // looped edges are g's kept entries, then one loop per node); perm: looped CSR entry -> edge
+  pt::Graph looped(const pt::Graph& g);
+  torch::Tensor looped_edge_attr(const pt::Graph& g, const torch::Tensor& edge_attr);
   uint64_t looped_for_ = 0;
   pt::Graph looped_;
+  torch::Tensor looped_keep_, looped_perm_, looped_targets_;
 };
 TORCH_MODULE(GATv2Conv);
 
