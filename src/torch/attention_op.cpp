@@ -253,6 +253,16 @@ Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, cons
 
 }  // namespace
 
+at::Tensor layer_edge_attr(const char* who, const at::Tensor& edge_attr, int64_t edge_dim, int64_t nnz) {
+  TESSERA_CHECK(edge_attr.defined() == (edge_dim > 0), who, ": edge_attr must be given exactly when edge_dim > 0 ",
+                "(edge_dim = ", edge_dim, ")");
+  if (!edge_attr.defined()) return {};
+  const at::Tensor ea = edge_attr.dim() == 1 ? edge_attr.view({-1, 1}) : edge_attr;
+  TESSERA_CHECK(ea.dim() == 2 && ea.size(0) == nnz && ea.size(1) == edge_dim, who, ": edge_attr is ",
+                edge_attr.sizes(), ", expected [", nnz, ", ", edge_dim, "] (one row per graph entry)");
+  return ea;
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> attention(const AttentionGraph& g, const at::Tensor& query,
                                                          const at::Tensor& key, const at::Tensor& value,
                                                          const at::Tensor& att, const AttentionOptions& o,

@@ -45,6 +45,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention(const AttentionGraph& g
                                                          const at::Tensor& edge_attr = {},
                                                          const at::Tensor& edge_weight = {});
 
+// A layer's edge_attr checked against its edge_dim (0: none) and the graph's entries: [nnz,
+// edge_dim] (a 1-D one as [nnz, 1]), or undefined when the layer has no edge features.
+at::Tensor layer_edge_attr(const char* who, const at::Tensor& edge_attr, int64_t edge_dim, int64_t nnz);
+
 // out + other for an output the layer just made (the attention op's, or the mean over heads,
 // neither kept by its backward): in place when the sum keeps out's dtype and shape, so no second
 // [N, H*C] buffer is written or held until the backward; else out of place.

@@ -103,16 +103,8 @@ torch::Tensor GATv2ConvImpl::looped_edge_attr(const pt::Graph& g, const torch::T
 torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph, const torch::Tensor& edge_attr_in) {
   TESSERA_CHECK(graph.rows() == x.size(0) && graph.cols() == x.size(0), "GATv2Conv: graph is ", graph.rows(), " x ",
                 graph.cols(), " but x has ", x.size(0), " nodes");
-  TESSERA_CHECK(edge_attr_in.defined() == bool(lin_edge), "GATv2Conv: edge_attr must be given exactly when edge_dim > 0 ",
-                "(edge_dim = ", options.edge_dim(), ")");
-  torch::Tensor ea;
-  if (edge_attr_in.defined()) {
-    ea = edge_attr_in.dim() == 1 ? edge_attr_in.view({-1, 1}) : edge_attr_in;
-    TESSERA_CHECK(ea.dim() == 2 && ea.size(0) == graph.nnz() && ea.size(1) == options.edge_dim(),
-                  "GATv2Conv: edge_attr is ", edge_attr_in.sizes(), ", expected [", graph.nnz(), ", ",
-                  options.edge_dim(), "] (one row per graph entry)");
-    if (options.add_self_loops()) ea = looped_edge_attr(graph, ea);
-  }
+  auto ea = pt::layer_edge_attr("GATv2Conv", edge_attr_in, options.edge_dim(), graph.nnz());
+  if (ea.defined() && options.add_self_loops()) ea = looped_edge_attr(graph, ea);
   const int64_t H = options.heads(), C = options.out_channels();
   const auto g = options.add_self_loops() ? looped(graph) : graph;
   auto x_l = lin_l->forward(x);

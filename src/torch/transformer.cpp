@@ -37,15 +37,7 @@ void TransformerConvImpl::reset_parameters() {
 torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Graph& g, const torch::Tensor& edge_attr) {
   TESSERA_CHECK(g.rows() == x.size(0) && g.cols() == x.size(0), "TransformerConv: graph is ", g.rows(), " x ",
                 g.cols(), " but x has ", x.size(0), " nodes");
-  TESSERA_CHECK(edge_attr.defined() == bool(lin_edge), "TransformerConv: edge_attr must be given exactly when ",
-                "edge_dim > 0 (edge_dim = ", options.edge_dim(), ")");
-  torch::Tensor ea;
-  if (edge_attr.defined()) {
-    ea = edge_attr.dim() == 1 ? edge_attr.view({-1, 1}) : edge_attr;
-    TESSERA_CHECK(ea.dim() == 2 && ea.size(0) == g.nnz() && ea.size(1) == options.edge_dim(),
-                  "TransformerConv: edge_attr is ", edge_attr.sizes(), ", expected [", g.nnz(), ", ",
-                  options.edge_dim(), "] (one row per graph entry)");
-  }
+  const auto ea = pt::layer_edge_attr("TransformerConv", edge_attr, options.edge_dim(), g.nnz());
   const int64_t H = options.heads(), C = options.out_channels();
   auto q = lin_query->forward(x), k = lin_key->forward(x), v = lin_value->forward(x);
   pt::AttentionGraph ag;
