@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "attention_op.hpp"
 #include "graph_ops.hpp"
@@ -21,6 +22,15 @@ void pyg_bias(torch::nn::Linear& lin) {  // PyG Linear: U(-1/sqrt(in), 1/sqrt(in
   const double b = 1.0 / std::sqrt(double(lin->weight.size(1)));
   lin->bias.uniform_(-b, b);
 }
+// PyG's fill_value for the added self-loops as torch's scatter_reduce name; fails on any other.
+std::string fill_reduction(const std::string& f) {
+  if (f == "mean" || f == "sum") return f;
+  if (f == "add") return "sum";
+  if (f == "max") return "amax";
+  if (f == "min") return "amin";
+  if (f == "mul") return "prod";
+  fail("GATv2Conv: unsupported fill_value '", f, "' (expected mean, add, sum, max, min or mul)");
+}
 }  // namespace
 
 GATv2ConvImpl::GATv2ConvImpl(const GATv2ConvOptions& opts) : options(opts) { reset(); }
@@ -31,9 +41,7 @@ void GATv2ConvImpl::reset() {
                 "GATv2Conv: in_channels, out_channels and heads must be positive, got ", o.in_channels(), ", ",
                 o.out_channels(), ", ", o.heads());
   TESSERA_CHECK(o.edge_dim() >= 0, "GATv2Conv: edge_dim = ", o.edge_dim(), ", expected >= 0 (0: no edge features)");
-  static const char* fills[] = {"mean", "add", "sum", "max", "min", "mul"};
-  TESSERA_CHECK(std::find(std::begin(fills), std::end(fills), o.fill_value()) != std::end(fills),
-                "GATv2Conv: unsupported fill_value '", o.fill_value(), "' (expected mean, add, sum, max, min or mul)");
+  fill_reduction(o.fill_value());  // validates it
   const int64_t HC = o.heads() * o.out_channels();
   lin_l = register_module("lin_l", torch::nn::Linear(torch::nn::LinearOptions(o.in_channels(), HC).bias(o.bias())));
   lin_r = o.share_weights()
@@ -91,8 +99,7 @@ torch::Tensor GATv2ConvImpl::looped_edge_attr(const pt::Graph& g, const torch::T
   looped(g);
   const auto kept = edge_attr.index({looped_keep_});
   const int64_t n = std::min(g.rows(), g.cols());
-  const std::string& f = options.fill_value();
-  const std::string reduce = f == "add" ? "sum" : f == "max" ? "amax" : f == "min" ? "amin" : f == "mul" ? "prod" : f;
+  const std::string reduce = fill_reduction(options.fill_value());
   auto fill = reduce == "prod" ? torch::ones({n, edge_attr.size(1)}, edge_attr.options())
                                : torch::zeros({n, edge_attr.size(1)}, edge_attr.options());
   const auto idx = looped_targets_.view({-1, 1}).expand_as(kept);

@@ -213,7 +213,7 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
         u(X.factored() ? h1 * size_t(X.D) : 0);
     // The Transformer's message edge term: sum_e w_e W edge_attr_e = W (sum_e w_e edge_attr_e), so
     // the row sums the weighted features (H x D) and projects them once.
-    const bool edge_msg = X.edges() && !X.gat;
+    const bool edge_msg = X.factored();
     std::vector<Acc> wa(edge_msg ? h1 * size_t(X.D) : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t chunk = 0; chunk < nchunks; ++chunk)

@@ -162,9 +162,7 @@ tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
            "OpenMP over targets, online softmax, no edge tensors"});
 #ifdef TESSERA_WITH_CUDA
     r.add({"cuda.fused", tune::Backend::cuda,
-           [](const AttentionArgs<I>& a) {
-             return a.channels <= detail::kCudaAttentionMaxChannels;
-           },
+           [](const AttentionArgs<I>& a) { return a.channels <= detail::kCudaAttentionMaxChannels; },
            [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda(a, e); },
            "warp groups per (target, head), online softmax; heavy rows split over a block; edge "
            "features projected per entry"});
@@ -194,9 +192,7 @@ tune::Registry<AttentionBackwardArgs<I>>& attention_backward_registry() {
            [](const B& b, const Exec& e) { detail::attention_backward_cpu(b, e, true); },
            "sources pass over A itself (symmetric graphs)"});
 #ifdef TESSERA_WITH_CUDA
-    auto fits = [](const B& b) {
-      return b.fwd.channels <= detail::kCudaAttentionMaxChannels;
-    };
+    auto fits = [](const B& b) { return b.fwd.channels <= detail::kCudaAttentionMaxChannels; };
     r.add({"cuda.fused.transpose", tune::Backend::cuda, fits,
            [](const B& b, const Exec& e) { detail::attention_backward_cuda(b, e, false); },
            "targets pass + sources pass over the (cached or built) transpose"});
