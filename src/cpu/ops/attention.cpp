@@ -133,6 +133,8 @@ struct Ctx {
 // each; asking for the row of the entry kAhead positions on (into the next rows at a row's end)
 // hides most of that latency.
 constexpr int64_t kAhead = 3;
+// Most projected edge-feature values (deg x H*C) a targets-pass row keeps between its walks.
+constexpr int64_t kKeptProjections = int64_t(1) << 18;
 inline void prefetch_row(const void* p, int64_t bytes) {
   for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
 }
@@ -159,13 +161,13 @@ std::vector<int64_t> row_chunks(const I* ptr, int64_t rows) {
 
 // Targets pass, one GATv2 entry e with edge features: dq += ...; g = d loss / d eh; the entry's
 // dedge_attr = W^T g; its chunk's dedge_weight partial += g edge_attr^T; datt.
-// P, G: the entry's alpha and alpha * dA per head, D: the row's Delta; eh, g: scratch (H*C).
+// P, G: the entry's alpha and alpha * dA per head, D: the row's Delta; eh: the entry's projection
+// (H*C); g: scratch (H*C).
 template <class T, class I, class Acc>
 void edge_grad_row(const Ctx<T, I, Acc>& X, int64_t e, const T* kr, const Acc* qv, const Acc* P, const Acc* G,
-                   const Acc* D, Acc* eh, Acc* g, Acc* dq, Acc* datt, T* dea, Acc* dw) {
+                   const Acc* D, const Acc* eh, Acc* g, Acc* dq, Acc* datt, T* dea, Acc* dw) {
   const int64_t H = X.H, C = X.C, HC = X.HC, Dm = X.D;
   const Acc slope = X.slope;  // a local: the stores below cannot alias it
-  X.project(e, eh);
   for (int64_t h = 0; h < H; ++h) {
     const Acc dS = G[h] - P[h] * D[h];
     const Acc* __restrict q = qv + h * C;
@@ -314,6 +316,7 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
     const size_t hc = static_cast<size_t>(HC), h1 = static_cast<size_t>(H);
     std::vector<Acc> qv(hc), dov(hc), dq(hc), D(h1), P, G;  // P, G: the row's alpha, alpha * dA
     std::vector<Acc> eh(edges && gat ? hc : 0), tmp(edges && gat ? hc : 0), ge(edges && gat ? hc : 0);
+    std::vector<Acc> EH;  // GATv2: the row's projections, kept from walk 1 for walk 2 when the row is small
     // Transformer rows: sum_j dS_ij e_ij and sum_j alpha'_ij e_ij per head (H x D), and one entry's
     // dedge_attr (D).
     const size_t hd = factored ? h1 * size_t(Dm) : 0;
@@ -337,6 +340,12 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
         }
         const Acc* li = lse + i * H;
         std::fill(D.begin(), D.end(), Acc(0));
+        // GATv2 projects each entry's features in walk 1; walk 2 needs them again. Rows up to
+        // kKeptProjections values keep them (per thread, reused across rows), longer rows (hubs)
+        // project twice rather than hold deg x H*C values.
+        const bool keep = edges && gat && (end - b) * HC <= kKeptProjections;
+        if (keep && EH.size() < size_t((end - b) * HC)) EH.resize(size_t((end - b) * HC));
+        auto eh_of = [&](int64_t e) { return keep ? EH.data() + (e - b) * HC : eh.data(); };
         for (int64_t e = b; e < end; ++e) {
           if (e + kAhead < A.nnz) {
             const int64_t jn = A.col[e + kAhead];
@@ -346,10 +355,11 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
           const int64_t j = A.col[e];
           const T* kr = X.k + j * X.ldk;
           const T* vr = X.v + j * X.ldv;
-          if (edges && gat) X.project(e, eh.data());
+          Acc* ehe = edges && gat ? eh_of(e) : nullptr;
+          if (ehe) X.project(e, ehe);
           for (int64_t h = 0; h < H; ++h) {
             const Acc lg = factored ? X.logit_factored(qv.data() + h * C, kr + h * C, uq + h * Dm, e)
-                           : edges  ? X.logit_edge(qv.data() + h * C, kr + h * C, eh.data() + h * C, h, tmp.data())
+                           : edges  ? X.logit_edge(qv.data() + h * C, kr + h * C, ehe + h * C, h, tmp.data())
                                     : X.logit(qv.data() + h * C, kr + h * C, h);
             const Acc p = std::exp(lg - li[h]);
             Acc dA = dot(dov.data() + h * C, vr + h * C, C);
@@ -364,8 +374,10 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
         for (int64_t e = b; e < end; ++e) {
           const T* kr = X.k + int64_t(A.col[e]) * X.ldk;
           if (edges && gat) {
+            Acc* ehe = eh_of(e);
+            if (!keep) X.project(e, ehe);
             edge_grad_row<T, I, Acc>(X, e, kr, qv.data(), P.data() + (e - b) * H, G.data() + (e - b) * H,
-                                     D.data(), eh.data(), ge.data(), dq.data(), dat, dea + e * bw.dedge_attr.ld,
+                                     D.data(), ehe, ge.data(), dq.data(), dat, dea + e * bw.dedge_attr.ld,
                                      dw_part.data() + chunk * HC * Dm);
             continue;
           }
