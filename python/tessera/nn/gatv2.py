@@ -258,14 +258,17 @@ class GATv2Conv(torch.nn.Module):
             x_l = self.lin_l(x_src)
             x_r = self.lin_r(x_dst)
         want_alpha = bool(return_attention_weights)
+        ea = None
         if edge_attr is not None:
             if self.lin_edge is None:
                 raise ValueError("GATv2Conv: edge_attr given but the layer was built without edge_dim")
-            out, ei, alpha = self._edge_feature_forward(x_l, x_r, edge_index, edge_attr, want_alpha)
-            return self._finish(out, res, (ei, alpha) if want_alpha else None)
+            ea = self._looped_edge_attr(edge_index, edge_attr, min(x_l.size(0), x_r.size(0)))
         g = self._graph(edge_index, x_l.size(0), x_r.size(0))
+        if ea is not None and g.perm is not None:
+            ea = ea.index_select(0, g.perm)  # into the CSR's entry order, projected inside the kernels
         out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), H, self.negative_slope, 0.0,
-                                     self.dropout, self.training, want_alpha, alpha_after_dropout=True)
+                                     self.dropout, self.training, want_alpha, alpha_after_dropout=True, edge_attr=ea,
+                                     edge_weight=self.lin_edge.weight if ea is not None else None)
         attention = None
         if want_alpha:
             ei = g.edge_index if g.edge_index is not None else graph_edge_index(g.graph)
@@ -281,7 +284,10 @@ class GATv2Conv(torch.nn.Module):
             out = add_to_fresh(out, self.bias)
         return (out, attention) if attention is not None else out
 
-    def _edge_feature_forward(self, x_l: Tensor, x_r: Tensor, edge_index, edge_attr: Tensor, want_alpha: bool):
+    def _looped_edge_attr(self, edge_index, edge_attr: Tensor, n: int) -> Tensor:
+        """edge_attr [E, D] aligned with the edges the layer attends over: the given ones, or with
+        add_self_loops those of remove_and_add_self_loops (kept edges, then one loop per node
+        carrying fill_value of its remaining in-edge features), as _graph's CSR is built."""
         if not isinstance(edge_index, Tensor):
             raise TypeError("tessera GATv2Conv: edge_attr needs edge_index as a [2, E] tensor, "
                             f"got {type(edge_index).__name__}")
@@ -290,21 +296,11 @@ class GATv2Conv(torch.nn.Module):
         if edge_attr.size(0) != edge_index.size(1):
             raise ValueError(f"GATv2Conv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
                              f"{edge_index.size(1)} edges")
-        given = edge_index
-        if self.add_self_loops:
-            n = min(x_l.size(0), x_r.size(0))
-            keep = edge_index[0] != edge_index[1]
-            edge_index, edge_attr = edge_index[:, keep], edge_attr[keep]
-            edge_attr = torch.cat([edge_attr, self_loop_edge_attr(edge_attr, edge_index, n, self.fill_value)], dim=0)
-        # The cached CSR of the given edges (self-loops handled as remove_and_add_self_loops does,
-        # in the order of the features above); features gathered into its entry order and
-        # projected inside the kernels.
-        g = self._graph(given, x_l.size(0), x_r.size(0))
-        ea = edge_attr.index_select(0, g.perm) if g.perm is not None else edge_attr
-        out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), self.heads,
-                                     self.negative_slope, 0.0, self.dropout, self.training, want_alpha,
-                                     alpha_after_dropout=True, edge_attr=ea, edge_weight=self.lin_edge.weight)
-        return out, g.edge_index, (g.alpha_in_edge_order(alpha) if want_alpha else None)
+        if not self.add_self_loops:
+            return edge_attr
+        keep = edge_index[0] != edge_index[1]
+        edge_index, edge_attr = edge_index[:, keep], edge_attr[keep]
+        return torch.cat([edge_attr, self_loop_edge_attr(edge_attr, edge_index, n, self.fill_value)], dim=0)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
