@@ -54,30 +54,47 @@ def _reset_linear(lin: torch.nn.Linear, glorot: bool):
 
 
 class AttentionGraph:
-    """The CSR structure one attention call runs over, plus the map back to edge order."""
+    """The CSR structure one attention call runs over, plus the map back to edge order.
+
+    What it holds stays resident while a layer caches it (a training loop's whole run), so it
+    keeps index arrays in the CSR's own (compact, usually int32) type and nothing it can derive:
+    no copy of the edges (the edge order is rebuilt from the CSR and perm when attention weights
+    are asked for) and, for a graph built here, the transpose with its permutation already in the
+    type the kernels read (tessera.Graph's transpose keeps an int64 one, converted per backward)."""
 
     def __init__(self, rowptr: Tensor, col: Tensor, num_src: int, perm: Optional[Tensor] = None,
-                 edge_index: Optional[Tensor] = None, graph: Optional[Graph] = None):
+                 graph: Optional[Graph] = None):
         self.rowptr, self.col, self.num_src = rowptr, col, num_src
-        self.perm = perm              # CSR entry k holds edge perm[k] of edge_index
-        self.edge_index = edge_index  # the edges (after self-loop handling) in PyG's order
+        self.perm = perm              # CSR entry k holds edge perm[k] of the attended edge list
+        self._own = graph is None     # built here: the transpose can live in compact form
         self.graph = graph if graph is not None else Graph(rowptr, col, None, num_src)
+        self._transpose = None
 
     @classmethod
     def from_edge_index(cls, edge_index: Tensor, num_dst: int, num_src: int) -> "AttentionGraph":
         rowptr, col, perm = _ops.edge_index_to_csr(edge_index, num_dst, num_src, True)
-        return cls(rowptr, col, num_src, perm, edge_index)
+        return cls(rowptr, col, num_src, perm.to(col.dtype))
 
     def transpose(self):
-        t_rowptr, t_col, perm, _ = self.graph.transpose()
-        return t_rowptr, t_col, perm
+        if not self._own:
+            t_rowptr, t_col, perm, _ = self.graph.transpose()
+            return t_rowptr, t_col, perm
+        if self._transpose is None:
+            t_rowptr, t_col, perm = _ops.csr_transpose(self.rowptr, self.col, self.num_src)
+            self._transpose = (t_rowptr, t_col, perm.to(t_col.dtype))
+        return self._transpose
 
-    def alpha_in_edge_order(self, alpha: Tensor) -> Tensor:
+    def attention_weights(self, alpha: Tensor) -> Tuple[Tensor, Tensor]:
+        """(edge_index, alpha) in the order of the attended edge list (PyG's return value), from
+        alpha in CSR order."""
+        ei = graph_edge_index(self.graph)
         if self.perm is None:
-            return alpha
-        out = torch.empty_like(alpha)
-        out[self.perm] = alpha
-        return out
+            return ei, alpha
+        perm = self.perm.long()
+        out_ei, out_alpha = torch.empty_like(ei), torch.empty_like(alpha)
+        out_ei[:, perm] = ei
+        out_alpha[perm] = alpha
+        return out_ei, out_alpha
 
 
 class GraphCache:
@@ -269,10 +286,7 @@ class GATv2Conv(torch.nn.Module):
         out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), H, self.negative_slope, 0.0,
                                      self.dropout, self.training, want_alpha, alpha_after_dropout=True, edge_attr=ea,
                                      edge_weight=self.lin_edge.weight if ea is not None else None)
-        attention = None
-        if want_alpha:
-            ei = g.edge_index if g.edge_index is not None else graph_edge_index(g.graph)
-            attention = (ei, g.alpha_in_edge_order(alpha))
+        attention = g.attention_weights(alpha) if want_alpha else None
         return self._finish(out, res, attention)
 
     def _finish(self, out: Tensor, res: Optional[Tensor], attention):

@@ -21,8 +21,7 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
-from .gatv2 import (AttentionGraph, GraphCache, _pyg_linear, _reset_linear, add_to_fresh, fused_attention,
-                    graph_edge_index)
+from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, add_to_fresh, fused_attention
 
 
 class TransformerConv(torch.nn.Module):
@@ -100,10 +99,7 @@ class TransformerConv(torch.nn.Module):
         out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
                                      self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
                                      edge_weight=edge_weight)
-        attention = None
-        if want_alpha:
-            ei = g.edge_index if g.edge_index is not None else graph_edge_index(g.graph)
-            attention = (ei, g.alpha_in_edge_order(alpha))
+        attention = g.attention_weights(alpha) if want_alpha else None
         return self._finish(out, x, attention)
 
     def _finish(self, out: Tensor, x, attention):
