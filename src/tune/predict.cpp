@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "tessera/ops/attention.hpp"
 #include "tessera/ops/segment_reduce.hpp"
 #include "tessera/ops/spmm.hpp"
 
@@ -141,6 +142,15 @@ void use_predictions(Registry<ops::SegmentReduceArgs<I>>& reg) {
     return predict_segment_reduce(input_of(a.A, a.X.cols, a.X.dtype, d), ops::has_arg(a.reduce)).variant;
   });
 }
+template <class I>
+void use_predictions(Registry<ops::AttentionArgs<I>>& reg) {
+  reg.set_heuristic([](const ops::AttentionArgs<I>& a, const Device& d) -> std::string {
+    if (!d.is_cuda()) return "cpu.fused";
+    const bool wsb = a.kind == ops::AttentionKind::transformer &&
+                     predict_attention(input_of(a.A, a.channels, a.query.dtype, d), true) == "wsb";
+    return wsb ? "cuda.wsb" : "cuda.fused";  // an ineligible cuda.wsb falls back to cuda.fused
+  });
+}
 template void use_predictions(Registry<ops::SpmmArgs<int32_t>>&);
 template void use_predictions(Registry<ops::SpmmArgs<int64_t>>&);
 template void use_predictions(Registry<ops::SegmentReduceArgs<int32_t>>&);
@@ -167,6 +177,8 @@ void install_predicted_heuristics() {
   use_predictions(ops::spmm_registry<int64_t>());
   use_predictions(ops::segment_reduce_registry<int32_t>());
   use_predictions(ops::segment_reduce_registry<int64_t>());
+  use_predictions(ops::attention_forward_registry<int32_t>());
+  use_predictions(ops::attention_forward_registry<int64_t>());
 }
 
 }  // namespace tessera::tune

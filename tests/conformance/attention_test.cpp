@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/ops/mma_fragments.hpp"
 #include "support/testing.hpp"
 #include "tessera/core/dense.hpp"
 #include "tessera/ops/attention.hpp"
@@ -588,6 +589,108 @@ TEST(Attention, CpuFusedIsBitwiseTheSameForAnyThreadCount) {
     }
 }
 
+// The WSB attention kernel's fragment chain on one block pair, emulated for one warp on the CPU
+// with the kernel's own mapping functions: Q fragments and ldmatrix'd K give S = Q K^T, the S
+// accumulators reused in place as the A operand give P, and ldmatrix.trans'd V gives O = P V.
+TEST(MmaFragments, AttentionWarpEmulationMatchesProducts) {
+  namespace mma = tessera::cuda::mma;
+  constexpr int C = 32;  // two k-steps of Q K^T, four n-tiles of P V
+  std::mt19937_64 rng(tessera::testing::seed());
+  std::uniform_int_distribution<int> u(-4, 4);  // small integers: every product is exact
+  double Q[16][C], K[16][C], V[16][C];
+  for (int r = 0; r < 16; ++r)
+    for (int c = 0; c < C; ++c) Q[r][c] = u(rng), K[r][c] = u(rng), V[r][c] = u(rng);
+  // S = Q K^T through the fragments.
+  double sacc[2][32][4] = {};
+  for (int s = 0; s < C / 16; ++s) {
+    double A[16][16], hits[16][16] = {};
+    for (int l = 0; l < 32; ++l)
+      for (int i = 0; i < 8; ++i) {  // A element i = half (i & 1) of register i >> 1
+        const mma::RowCol q = mma::attn_q_a(l, i >> 1);
+        const mma::RowCol rc = mma::k16_a(l, i);
+        A[rc.row][rc.col] = Q[q.row][16 * s + q.col + (i & 1)];
+        hits[rc.row][rc.col] += 1;
+      }
+    for (auto& r : hits)
+      for (double h : r) ASSERT_EQ(h, 1.0) << "Q fragment does not cover the k-step once";
+    double kreg[32][4][2];
+    for (int l = 0; l < 32; ++l)
+      for (int m = 0; m < 4; ++m)
+        for (int j = 0; j < 2; ++j) {
+          const mma::RowCol el = mma::ldsm_elem(l, j);
+          const mma::RowCol ad = mma::attn_ldsm_k_addr(8 * m + el.row);
+          kreg[l][m][j] = K[ad.row][16 * s + ad.col + el.col];
+        }
+    for (int n = 0; n < 2; ++n) {
+      double B[16][8];
+      for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < 4; ++i) {
+          const mma::RowCol rc = mma::k16_b(l, i);
+          B[rc.row][rc.col] = kreg[l][2 * n + (i >> 1)][i & 1];
+        }
+      for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < 4; ++i) {
+          const mma::RowCol rc = mma::acc_c(l, i);
+          for (int k = 0; k < 16; ++k) sacc[n][l][i] += A[rc.row][k] * B[k][rc.col];
+        }
+    }
+  }
+  double S[16][16];
+  for (int r = 0; r < 16; ++r)
+    for (int slot = 0; slot < 16; ++slot) {
+      S[r][slot] = 0;
+      for (int c = 0; c < C; ++c) S[r][slot] += Q[r][c] * K[slot][c];
+    }
+  for (int n = 0; n < 2; ++n)
+    for (int l = 0; l < 32; ++l)
+      for (int i = 0; i < 4; ++i) {
+        const mma::RowCol rc = mma::acc_c(l, i);
+        ASSERT_EQ(sacc[n][l][i], S[rc.row][8 * n + rc.col]) << "S lane " << l << " element " << i;
+      }
+  // P: the accumulators as the A operand of P V (no shuffles).
+  double P[16][16], hits[16][16] = {};
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 8; ++i) {
+      const mma::AccPair ap = mma::attn_p_from_s(i >> 1);
+      const mma::RowCol rc = mma::k16_a(l, i);
+      P[rc.row][rc.col] = sacc[ap.ntile][l][2 * ap.half + (i & 1)];
+      hits[rc.row][rc.col] += 1;
+    }
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 16; ++k) {
+      ASSERT_EQ(hits[r][k], 1.0) << "P fragment does not cover the tile once";
+      ASSERT_EQ(P[r][k], S[r][k]) << "P row " << r << " slot " << k;
+    }
+  // O = P V with V from ldmatrix.trans.
+  for (int q = 0; q < C / 16; ++q) {
+    double vreg[2][32][4];
+    for (int l = 0; l < 32; ++l)
+      for (int m = 0; m < 4; ++m)
+        for (int j = 0; j < 2; ++j) {
+          const mma::RowCol el = mma::ldsm_trans_elem(l, j);
+          const mma::RowCol ad = mma::wsb_ldsm_addr(8 * m + el.row);
+          vreg[m >> 1][l][2 * (m & 1) + j] = V[ad.row][16 * q + ad.col + el.col];
+        }
+    for (int n = 0; n < 2; ++n) {
+      double B[16][8];
+      for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < 4; ++i) {
+          const mma::RowCol rc = mma::k16_b(l, i);
+          B[rc.row][rc.col] = vreg[n][l][i];
+        }
+      for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < 4; ++i) {
+          const mma::RowCol rc = mma::acc_c(l, i);
+          double o = 0, want = 0;
+          for (int k = 0; k < 16; ++k) o += P[rc.row][k] * B[k][rc.col];
+          const int c = 16 * q + 8 * n + rc.col;
+          for (int k = 0; k < 16; ++k) want += S[rc.row][k] * V[k][c];
+          ASSERT_EQ(o, want) << "O row " << rc.row << " channel " << c;
+        }
+    }
+  }
+}
+
 TEST(Attention, BadInputRaisesErrorsNamingTheProblem) {
   const uint64_t seed = tessera::testing::seed();
   Case c;
@@ -777,5 +880,96 @@ TEST(AttentionCuda, EdgeFeaturesMatchReference) {
           check_cuda(P, describe(c) + " i64 seed " + std::to_string(s));
         }
       }
+}
+// Without duplicate edges (each row's sources sorted and made unique), so the WSB kernel masks
+// with the bitmaps alone instead of reading multiplicities.
+template <class I>
+Csr<I> without_duplicates(const Csr<I>& g) {
+  Csr<I> out;
+  out.rows = g.rows;
+  out.cols = g.cols;
+  out.rowptr.assign(size_t(g.rows + 1), I(0));
+  for (int64_t i = 0; i < g.rows; ++i) {
+    std::vector<I> r(g.col.begin() + g.rowptr[size_t(i)], g.col.begin() + g.rowptr[size_t(i + 1)]);
+    std::sort(r.begin(), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+    out.col.insert(out.col.end(), r.begin(), r.end());
+    out.rowptr[size_t(i + 1)] = I(out.col.size());
+  }
+  return out;
+}
+
+// The tensor-core Transformer forward (cuda.wsb) against the reference, with the CSR backward
+// running from its lse: f16 and bf16, every head width it takes, graphs with and without
+// duplicate edges, empty rows, a row count that is not a multiple of the 16-row window, a heavy
+// row (many block pairs in one window), int32 and int64.
+TEST(AttentionCuda, WsbTransformerMatchesReference) {
+  TESSERA_REQUIRE_CUDA();
+  const uint64_t seed = tessera::testing::seed();
+  const Device gpu{DeviceKind::cuda, 0};
+  int n = 0;
+  for (DType t : {DType::f16, DType::bf16})
+    for (int64_t C : {16, 32, 64, 128})
+      for (bool dups : {true, false}) {
+        Case c;
+        c.dtype = t;
+        c.C = C;
+        c.H = 1 + n % 3;
+        c.want_alpha = false;
+        const uint64_t s = seed + uint64_t(++n);
+        const int64_t huge = n % 4 == 1 ? 3000 : 0;
+        auto check = [&](auto P, const std::string& what) {
+          const Result ref = P.run(Device{}, "reference", "reference");
+          expect_result_close(P.run(gpu, "cuda.wsb", "cuda.fused.transpose"), ref, t, what);
+        };
+        const std::string what = describe(c) + (dups ? " duplicates" : " distinct") + " seed " + std::to_string(s);
+        if (n % 2) {
+          auto g = nasty_graph<int32_t>(501, 333, 9, huge, s);
+          check(Problem<int32_t>(c, dups ? std::move(g) : without_duplicates(g), s), what + " i32");
+        } else {
+          auto g = nasty_graph<int64_t>(333, 501, 9, huge, s);
+          check(Problem<int64_t>(c, dups ? std::move(g) : without_duplicates(g), s), what + " i64");
+        }
+      }
+}
+
+// cuda.wsb runs only what it computes exactly as specified; asked for anything else it throws
+// instead of falling back, and the default choice stays the CSR kernel.
+TEST(AttentionCuda, WsbVariantRefusesWhatItDoesNotCompute) {
+  TESSERA_REQUIRE_CUDA();
+  const uint64_t seed = tessera::testing::seed();
+  const Device gpu{DeviceKind::cuda, 0};
+  auto refused = [&](Case c, const char* what) {
+    Problem<int32_t> P(c, nasty_graph<int32_t>(100, 100, 5, 0, seed), seed);
+    EXPECT_THROW(P.run(gpu, "cuda.wsb", ""), Error) << what;
+  };
+  Case ok;
+  ok.dtype = DType::f16;
+  ok.C = 32;
+  ok.want_alpha = false;
+  Case c = ok;
+  c.dtype = DType::f32;
+  refused(c, "f32");
+  c = ok;
+  c.C = 24;
+  refused(c, "head width 24");
+  c = ok;
+  c.dropout = 0.1;
+  refused(c, "dropout");
+  c = ok;
+  c.want_alpha = true;
+  refused(c, "attention weights");
+  c = ok;
+  c.kind = AttentionKind::gatv2;
+  refused(c, "GATv2");
+  c = ok;
+  c.edge_dim = 2;
+  refused(c, "edge features");
+  c = ok;
+  c.pad = 1;
+  refused(c, "unaligned rows");
+  Problem<int32_t> P(ok, nasty_graph<int32_t>(100, 100, 5, 0, seed), seed);
+  const Result ref = P.run(Device{}, "reference", "");
+  expect_result_close(P.run(gpu, "cuda.wsb", ""), ref, ok.dtype, "eligible case");
 }
 #endif

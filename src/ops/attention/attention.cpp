@@ -1,11 +1,15 @@
-// Attention family dispatcher: validates once, then picks a variant (requested, environment
-// TESSERA_VARIANT_ATTENTION[_BACKWARD], or the heuristic) from the family's registries.
+// Attention family dispatcher: validates once, then picks a variant from the family's registries.
+// Forward: tune::choose (requested, TESSERA_VARIANT_ATTENTION, timing under TESSERA_TUNE=1, the
+// tuner's cache, then the heuristic: the fused kernel of the device; the WSB tensor-core variant
+// needs a per-graph build, so only tuning, a request or the installed predictions pick it).
+// Backward: requested, TESSERA_VARIANT_ATTENTION_BACKWARD, or the preference order below.
 #include "tessera/ops/attention.hpp"
 
 #include <cmath>
 #include <cstdlib>
 
 #include "ops/attention/backends.hpp"
+#include "tessera/tune/choose.hpp"
 
 namespace tessera::ops {
 
@@ -166,7 +170,14 @@ tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
            [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda(a, e); },
            "warp groups per (target, head), online softmax; heavy rows split over a block; edge "
            "features projected per entry"});
+    r.add({"cuda.wsb", tune::Backend::cuda, [](const AttentionArgs<I>& a) { return detail::attention_wsb_eligible(a); },
+           [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda_wsb(a, e); },
+           "tensor cores, Transformer f16/bf16, C in {16,32,64,128}, no dropout / weights / edge "
+           "features: WSB 16-row windows, mma Q K^T and P V, bitmap mask, online softmax"});
 #endif
+    r.set_heuristic([](const AttentionArgs<I>&, const Device& d) -> std::string {
+      return d.is_cuda() ? "cuda.fused" : "cpu.fused";
+    });
     return r;
   }();
   return reg;
@@ -206,13 +217,26 @@ tune::Registry<AttentionBackwardArgs<I>>& attention_backward_registry() {
   return reg;
 }
 
+// Tuner key: kind, dtype, index type and heads; the graph's size class; the head width.
+template <class I>
+tune::Key attention_key(const AttentionArgs<I>& a, const Exec& exec) {
+  auto log2_ceil = [](int64_t v) {
+    int l = 0;
+    while ((int64_t(1) << l) < v) ++l;
+    return l;
+  };
+  const tune::GraphSignature sig{log2_ceil(a.A.rows), log2_ceil(a.A.nnz), -1};
+  return {tune::device_key(exec.device), std::string("attention.") + attention_kind_name(a.kind),
+          std::string(dtype_name(a.query.dtype)) + "/" + index_name(index_of<I>::value) + "/H" + std::to_string(a.heads),
+          sig.str(), tune::width_bucket(a.channels)};
+}
+
 template <class I>
 void attention_forward(const AttentionArgs<I>& a, const Exec& exec, const std::string& variant) {
   validate_attention(a, "attention");
   TESSERA_CHECK(exec.device == a.A.device, "attention: exec is on ", exec.device.str(), " but A is on ", a.A.device.str());
-  const auto& v = choose(attention_forward_registry<I>(), a, exec.device, variant,
-                         "TESSERA_VARIANT_ATTENTION", {"cuda.fused", "cpu.fused"});
-  v.run(a, exec);
+  const auto& reg = attention_forward_registry<I>();
+  reg.get(tune::choose(reg, attention_key(a, exec), a, exec, variant).variant).run(a, exec);
 }
 
 template <class I>

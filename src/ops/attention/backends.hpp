@@ -26,6 +26,9 @@ template <class I> void attention_backward_cuda(const AttentionBackwardArgs<I>& 
                                                 bool symmetric_path);
 template <class I> void build_attention_transpose_cuda(const CsrView<I>& A, I* colptr, I* row, I* perm,
                                                        const Exec& exec);
+// The tensor-core Transformer forward on the WSB format (attention_wsb.cu) and its conditions.
+template <class I> bool attention_wsb_eligible(const AttentionArgs<I>& a);
+template <class I> void attention_forward_cuda_wsb(const AttentionArgs<I>& a, const Exec& exec);
 #endif
 
 }  // namespace tessera::ops::detail
