@@ -29,6 +29,7 @@ import bench_common as bc
 
 GRAPHS = {
     "rmat": "rmat:scale=20,degree=16,seed=1",
+    "rmat_scrambled": "rmat:scale=20,degree=16,seed=1,scramble=1",  # ids without locality (16x8 fill 0.0079)
     "grid": "grid:rows=1024,cols=1024",
     "clustered": "clustered:nodes=65536,clusters=256,degree=200,seed=1",
     "clustered_sparse": "clustered:nodes=262144,clusters=4096,degree=24,seed=1",
@@ -56,7 +57,7 @@ def op_forward(ops, g, q, k, v, H):
 
 
 def wsb_stats(rowptr, col, n_src):
-    """The WSB format's counts (include/tessera/format/wsb.hpp) from the CSR alone: windows of 16
+    """The WSB format's counts (include/tessera/format/wsb.hpp, WsbStats) from the CSR alone: windows of 16
     rows, each window's distinct sources packed into blocks of 8 slots, padded to an even count;
     cells = distinct (row, source) pairs; fill = cells / (blocks * 128)."""
     rows, nnz = rowptr.numel() - 1, col.numel()

@@ -5,7 +5,6 @@
 
 #include <ATen/ATen.h>
 
-#include <chrono>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -14,7 +13,6 @@
 #include "graph_ops.hpp"
 #include "views.hpp"
 #include "tessera/core/error.hpp"
-#include "tessera/format/wsb.hpp"
 #include "tessera/graph/csr.hpp"
 
 namespace tessera::pt {
@@ -167,20 +165,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm(const at::Tensor& rowptr
 
 int64_t new_graph_id_op() { return static_cast<int64_t>(tessera::new_graph_id()); }
 
-// The WSB format's statistics of a CSR (JSON: windows, blocks, cells, fill, bytes, build time):
-// what the tensor-core variants would gather, for benchmarks and tuning reports. Built on the host.
-std::string wsb_stats(const at::Tensor& rowptr, const at::Tensor& col, int64_t num_cols) {
-  check_csr_args(rowptr, col, "wsb_stats");
-  TESSERA_CHECK(num_cols >= 0, "wsb_stats: number of columns must be >= 0, got ", num_cols);
-  const auto rp = rowptr.cpu().contiguous(), c = col.cpu().contiguous();
-  format::WsbStats st;
-  const auto t0 = std::chrono::steady_clock::now();
-  if (rp.scalar_type() == at::kInt) format::build_wsb_pattern(csr_view<int32_t>(rp, c, num_cols, Device{}, "wsb_stats"), &st);
-  else format::build_wsb_pattern(csr_view<int64_t>(rp, c, num_cols, Device{}, "wsb_stats"), &st);
-  st.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  return st.to_json();
-}
-
 }  // namespace tessera::pt
 
 TORCH_LIBRARY_FRAGMENT(tessera, m) {
@@ -189,5 +173,4 @@ TORCH_LIBRARY_FRAGMENT(tessera, m) {
   m.def("gcn_norm(Tensor rowptr, Tensor col, Tensor? values, int num_cols, str self_loops, float fill, "
         "ScalarType dtype) -> (Tensor, Tensor, Tensor)", TESSERA_OP(tessera::pt::gcn_norm));
   m.def("new_graph_id() -> int", TESSERA_OP(tessera::pt::new_graph_id_op));
-  m.def("wsb_stats(Tensor rowptr, Tensor col, int num_cols) -> str", TESSERA_OP(tessera::pt::wsb_stats));
 }

@@ -82,7 +82,7 @@ ReducePrediction predict_segment_reduce(const PredictInput& in, bool arg_reduce)
 std::string predict_attention(const PredictInput& in, bool wsb_registered) {
   const auto& r = predict_rules();
   const bool half = in.dtype == DType::f16 || in.dtype == DType::bf16;
-  if (wsb_registered && in.cuda && half && in.fill_16x8 >= r.wsb_min_fill_half) return "wsb";
+  if (wsb_registered && in.cuda && half && in.fill_16x8 >= r.attention_wsb_min_fill) return "wsb";
   return "csr";
 }
 
@@ -155,6 +155,8 @@ template void use_predictions(Registry<ops::SpmmArgs<int32_t>>&);
 template void use_predictions(Registry<ops::SpmmArgs<int64_t>>&);
 template void use_predictions(Registry<ops::SegmentReduceArgs<int32_t>>&);
 template void use_predictions(Registry<ops::SegmentReduceArgs<int64_t>>&);
+template void use_predictions(Registry<ops::AttentionArgs<int32_t>>&);
+template void use_predictions(Registry<ops::AttentionArgs<int64_t>>&);
 
 void remember_stats(uint64_t graph_id, const GraphStats& s) {
   if (!graph_id) return;  // anonymous graphs bypass every cache

@@ -291,20 +291,6 @@ def test_graph_cache_follows_in_place_edits_and_sizes(seed, cls, oracle):
     torch.testing.assert_close(mod(x2, ei), oracle(mod, x2, ei)[0], rtol=1e-9, atol=1e-9)
 
 
-def test_wsb_stats_counts_windows_blocks_and_cells():
-    # Rows 0 and 1 share window 0 and gather sources {0, 1, 9}: one block of 8 slots, padded to an
-    # even count (two blocks); the duplicate 0 -> 1 shares its cell. Row 17 alone fills window 1.
-    rowptr = torch.tensor([0, 2, 5] + [5] * 15 + [6, 6], dtype=torch.int32)
-    col = torch.tensor([0, 1, 1, 9, 1, 3], dtype=torch.int32)
-    import json
-    s = json.loads(torch.ops.tessera.wsb_stats(rowptr, col, 10))
-    assert (s["rows"], s["windows"], s["entries"], s["cells"]) == (19, 2, 6, 5)
-    assert (s["blocks"], s["pad_blocks"], s["distinct_cols"]) == (4, 2, 4)
-    assert s["fill"] == pytest.approx(5 / (4 * 128))
-    with pytest.raises(RuntimeError, match="out of range|column"):
-        torch.ops.tessera.wsb_stats(rowptr, torch.tensor([0, 1, 1, 99, 1, 3], dtype=torch.int32), 10)
-
-
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the WSB tensor-core variant runs on the GPU machine")
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_transformer_half_on_wsb_tensor_cores_matches_oracle(seed, dtype, monkeypatch):
@@ -329,7 +315,10 @@ def test_transformer_half_on_wsb_tensor_cores_matches_oracle(seed, dtype, monkey
     for variant, (out, g) in results.items():
         torch.testing.assert_close(out, out_ref, rtol=tol, atol=tol, msg=lambda m: f"{variant} out: {m}")
         for k in g_ref:
-            scale = g_ref[k].abs().max().item() + 1e-12
+            # lin_key.bias adds q_i . b to every logit of row i, which the softmax ignores: its exact
+            # gradient is zero and the half-precision one rounding noise, so it is measured against
+            # the scale of the key weights' gradient.
+            scale = g_ref["lin_key.weight" if k == "lin_key.bias" else k].abs().max().item()
             err = (g[k] - g_ref[k]).abs().max().item() / scale
             assert err < tol, f"{variant} grad of {k}: max error {err:.3g} of its largest entry"
     monkeypatch.setenv("TESSERA_VARIANT_ATTENTION", "cuda.wsb")

@@ -14,6 +14,7 @@
 namespace tessera::ops {
 template <class I> struct SpmmArgs;
 template <class I> struct SegmentReduceArgs;
+template <class I> struct AttentionArgs;
 }  // namespace tessera::ops
 
 namespace tessera::tune {
@@ -37,6 +38,11 @@ PredictInput predict_input(const GraphStats& s, int64_t width, DType dtype, cons
 struct PredictRules {
   double wsb_min_fill_half = 0.10;   // f16/bf16: WSB tensor cores from this mean 16x8 fill
   double wsb_min_fill_tf32 = 0.25;   // f32 (tf32 mma): a higher bar, the CSR f32 kernels are strong
+  // Transformer attention, f16/bf16: cuda.wsb from this mean 16x8 tile fill. On the H200 it beat
+  // cuda.fused on every graph measured, 2.3-13x, down to R-MAT 2^20 in generator order (fill
+  // 0.0103, one source row gathered per 1.1 entries, as the CSR kernel reads them): its win
+  // there is the tensor-core window pass itself, not reuse.
+  double attention_wsb_min_fill = 0.01;
   int64_t wsb_min_width = 16;        // below one 16-feature n-tile pair the CSR kernels win
   int64_t feature_parallel_max_width = 32;
   double feature_parallel_min_skew = 8;  // ... and only when max/mean degree reaches this
@@ -64,8 +70,9 @@ struct ReducePrediction {
 };
 ReducePrediction predict_segment_reduce(const PredictInput& in, bool arg_reduce = false);
 
-// attention: "csr" (the fused CSR kernel) or "wsb"; the caller maps it to a registered variant.
-// WSB is predicted only when `wsb_registered` and the 16x8 fill is high enough.
+// attention (the Transformer; GATv2 has no WSB variant): "csr" (the fused CSR kernel) or "wsb";
+// the caller maps it to a registered variant. WSB is predicted only when `wsb_registered`, the
+// dtype is f16/bf16 and the 16x8 fill reaches attention_wsb_min_fill.
 std::string predict_attention(const PredictInput& in, bool wsb_registered);
 
 // Whether reordering (METIS/PBR) is predicted to pay off, with a one-line reason.
@@ -84,8 +91,9 @@ bool remembered_stats(uint64_t graph_id, GraphStats& out);
 // else only the width, dtype and mean degree visible in the arguments).
 template <class I> void use_predictions(Registry<ops::SpmmArgs<I>>& reg);
 template <class I> void use_predictions(Registry<ops::SegmentReduceArgs<I>>& reg);
+template <class I> void use_predictions(Registry<ops::AttentionArgs<I>>& reg);  // the forward's
 
-// Replaces the global spmm and segment_reduce family heuristics (int32 and int64) with the
+// Replaces the global spmm, segment_reduce and attention-forward family heuristics (int32 and int64) with the
 // predictions above. Additive: explicit requests, tuning and the cache still take precedence, and
 // a prediction naming an ineligible variant falls back to the first eligible one (registry rule).
 // Not installed by default; `tessera tune` installs it.
