@@ -339,18 +339,27 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
       for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
     Acc m = ninf, s = 0, acc[CPT];
     zero(acc);
+    // Software pipeline: a group loads the source rows of its next entry (key, and the
+    // Transformer's value with it) before it reduces this entry's logit, so two entries' gathers
+    // are in flight per group instead of one, and the value no longer waits for the logit.
+    auto fetch = [&](int64_t e, Acc (&kr)[CPT], Acc (&vr)[CPT]) {
+      if (e < end) {
+        const int64_t j = p.idx[e];
+        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
+        if (!p.gat) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
+      } else {
+        zero(kr);
+        zero(vr);
+      }
+    };
+    Acc kr[CPT], vr[CPT];
+    fetch(first + g, kr, vr);
     for (int64_t e0 = first; e0 < end; e0 += step) {
       const int64_t e = e0 + g;
       const bool valid = e < end;
-      Acc kr[CPT], eh[CPT];
-      int64_t j = 0;
+      Acc kn[CPT], vn[CPT], eh[CPT];
+      fetch(e + step, kn, vn);
       zero(eh);
-      if (valid) {
-        j = p.idx[e];
-        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
-      } else {
-        zero(kr);
-      }
       if constexpr (EDGE) project_edge<LPE>(eh, p, wt, e, valid, h, c0);
       Acc ke[CPT];  // the logit's source operand: key (+ eh)
 #pragma unroll
@@ -373,12 +382,15 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
 #pragma unroll
             for (int t = 0; t < CPT; ++t) acc[t] += w * kr[t];
           } else {
-            Acc vr[CPT];
-            load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
 #pragma unroll
             for (int t = 0; t < CPT; ++t) acc[t] += w * (EDGE ? vr[t] + eh[t] : vr[t]);
           }
         }
+      }
+#pragma unroll
+      for (int t = 0; t < CPT; ++t) {
+        kr[t] = kn[t];
+        vr[t] = vn[t];
       }
     }
     // Merge the groups' softmax states (every group ends with the warp's state).
