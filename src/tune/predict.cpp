@@ -80,9 +80,8 @@ ReducePrediction predict_segment_reduce(const PredictInput& in, bool arg_reduce)
 }
 
 std::string predict_attention(const PredictInput& in, bool wsb_registered) {
-  const auto& r = predict_rules();
   const bool half = in.dtype == DType::f16 || in.dtype == DType::bf16;
-  if (wsb_registered && in.cuda && half && in.fill_16x8 >= r.attention_wsb_min_fill) return "wsb";
+  if (wsb_registered && in.cuda && half) return "wsb";
   return "csr";
 }
 

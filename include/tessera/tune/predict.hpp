@@ -38,11 +38,6 @@ PredictInput predict_input(const GraphStats& s, int64_t width, DType dtype, cons
 struct PredictRules {
   double wsb_min_fill_half = 0.10;   // f16/bf16: WSB tensor cores from this mean 16x8 fill
   double wsb_min_fill_tf32 = 0.25;   // f32 (tf32 mma): a higher bar, the CSR f32 kernels are strong
-  // Transformer attention, f16/bf16: cuda.wsb from this mean 16x8 tile fill. On the H200 it beat
-  // cuda.fused on every graph measured, 2.3-13x, down to R-MAT 2^20 in generator order (fill
-  // 0.0103, one source row gathered per 1.1 entries, as the CSR kernel reads them): its win
-  // there is the tensor-core window pass itself, not reuse.
-  double attention_wsb_min_fill = 0.01;
   int64_t wsb_min_width = 16;        // below one 16-feature n-tile pair the CSR kernels win
   int64_t feature_parallel_max_width = 32;
   double feature_parallel_min_skew = 8;  // ... and only when max/mean degree reaches this
@@ -71,8 +66,11 @@ struct ReducePrediction {
 ReducePrediction predict_segment_reduce(const PredictInput& in, bool arg_reduce = false);
 
 // attention (the Transformer; GATv2 has no WSB variant): "csr" (the fused CSR kernel) or "wsb";
-// the caller maps it to a registered variant. WSB is predicted only when `wsb_registered`, the
-// dtype is f16/bf16 and the 16x8 fill reaches attention_wsb_min_fill.
+// the caller maps it to a registered variant. WSB is predicted on CUDA for f16/bf16 whenever it
+// is registered, at any fill: on the H200 it beat the CSR kernel on every graph measured, 2.2-13x,
+// down to scrambled R-MAT ids (16x8 fill 0.0079, near the metric's floor of 1/128: every source
+// row gathered once per entry, as the CSR kernel reads them), where the win is the tensor-core
+// window pass itself, not reuse.
 std::string predict_attention(const PredictInput& in, bool wsb_registered);
 
 // Whether reordering (METIS/PBR) is predicted to pay off, with a one-line reason.
