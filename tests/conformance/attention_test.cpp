@@ -947,27 +947,20 @@ TEST(AttentionCuda, WsbVariantRefusesWhatItDoesNotCompute) {
   ok.dtype = DType::f16;
   ok.C = 32;
   ok.want_alpha = false;
-  Case c = ok;
-  c.dtype = DType::f32;
-  refused(c, "f32");
-  c = ok;
-  c.C = 24;
-  refused(c, "head width 24");
-  c = ok;
-  c.dropout = 0.1;
-  refused(c, "dropout");
-  c = ok;
-  c.want_alpha = true;
-  refused(c, "attention weights");
-  c = ok;
-  c.kind = AttentionKind::gatv2;
-  refused(c, "GATv2");
-  c = ok;
-  c.edge_dim = 2;
-  refused(c, "edge features");
-  c = ok;
-  c.pad = 1;
-  refused(c, "unaligned rows");
+  const std::pair<const char*, void (*)(Case&)> changes[] = {
+      {"f32", [](Case& c) { c.dtype = DType::f32; }},
+      {"head width 24", [](Case& c) { c.C = 24; }},
+      {"dropout", [](Case& c) { c.dropout = 0.1; }},
+      {"attention weights", [](Case& c) { c.want_alpha = true; }},
+      {"GATv2", [](Case& c) { c.kind = AttentionKind::gatv2; }},
+      {"edge features", [](Case& c) { c.edge_dim = 2; }},
+      {"unaligned rows", [](Case& c) { c.pad = 1; }},
+  };
+  for (const auto& [what, change] : changes) {
+    Case c = ok;
+    change(c);
+    refused(c, what);
+  }
   Problem<int32_t> P(ok, nasty_graph<int32_t>(100, 100, 5, 0, seed), seed);
   const Result ref = P.run(Device{}, "reference", "");
   expect_result_close(P.run(gpu, "cuda.wsb", ""), ref, ok.dtype, "eligible case");
