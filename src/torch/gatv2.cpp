@@ -86,9 +86,11 @@ pt::Graph GATv2ConvImpl::looped(const pt::Graph& g) {
   const auto ei = torch::cat({torch::stack({cols.index({keep}), rows.index({keep})}), torch::stack({loops, loops})}, 1);
   auto [rowptr, col, perm] = pt::edge_index_to_csr(ei, g.rows(), g.cols(), true);
   looped_ = pt::Graph::from_csr(rowptr, col, {}, g.cols());
-  looped_keep_ = keep;
-  looped_perm_ = perm;
-  looped_targets_ = rows.index({keep});
+  if (options.edge_dim() > 0) {  // the maps back to g's entries serve only the edge features
+    looped_keep_ = keep;
+    looped_perm_ = perm;
+    looped_targets_ = rows.index({keep});
+  }
   looped_for_ = g.id();
   return looped_;
 }

@@ -132,8 +132,13 @@ struct AttentionBackwardArgs {
   bool symmetric = false;      // caller promises A equals its transpose as a multiset of edges
 };
 
-// Runs the forward / backward. variant "" = requested by TESSERA_VARIANT_ATTENTION, else the
-// family heuristic (fused backend of the device; symmetric path when declared and eligible).
+// Runs the forward / backward. Forward, variant "": tune::choose (TESSERA_VARIANT_ATTENTION, then
+// timing under TESSERA_TUNE=1 and the tuner's cache, then the heuristic: the fused backend of the
+// device). "cuda.wsb" (the Transformer in f16/bf16, C in {16, 32, 64, 128}, no dropout, no alpha,
+// no edge features, 16-byte aligned rows, A.id != 0) runs Q K^T and P V on tensor cores over the
+// graph's cached WSB format (include/tessera/format/wsb.hpp), built on its first call. Backward,
+// variant "": TESSERA_VARIANT_ATTENTION_BACKWARD, else the symmetric path when declared and
+// eligible, else the transpose walk; it reads only the forward's lse, so it follows either forward.
 template <class I> void attention_forward(const AttentionArgs<I>& a, const Exec& exec,
                                           const std::string& variant = "");
 template <class I> void attention_backward(const AttentionBackwardArgs<I>& a, const Exec& exec,

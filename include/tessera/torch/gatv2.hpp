@@ -57,7 +57,7 @@ class GATv2ConvImpl : public torch::nn::Cloneable<GATv2ConvImpl> {
   torch::Tensor looped_edge_attr(const pt::Graph& g, const torch::Tensor& edge_attr);
   uint64_t looped_for_ = 0;
   pt::Graph looped_;
-  torch::Tensor looped_keep_, looped_perm_, looped_targets_;
+  torch::Tensor looped_keep_, looped_perm_, looped_targets_;  // kept only with edge_dim > 0
 };
 TORCH_MODULE(GATv2Conv);
 
