@@ -46,7 +46,7 @@ struct Params {
   const T* k = nullptr; int64_t ldk = 0;
   const T* v = nullptr; int64_t ldv = 0;
   T* out = nullptr; int64_t ldo = 0;
-  float* lse = nullptr;          // rows x H
+  float* lse = nullptr;          // rows x H (optional)
   float scale_log2 = 0;          // logit scale times log2(e): the softmax runs in base 2
 };
 
@@ -235,7 +235,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_wsb_kernel(Params<T, I>
       const int c = 8 * j + mma::acc_c(lane, 2 * hh).col;
       *reinterpret_cast<uint32_t*>(dst + c) = pack2<T>(o[j][2 * hh] * inv, o[j][2 * hh + 1] * inv);
     }
-    if ((lane & 3) == 0)
+    if (p.lse && (lane & 3) == 0)  // lse is optional in the forward, as in the CSR kernels
       p.lse[row * p.H + h] = l[hh] > 0 ? 0.69314718055994531f * (m[hh] + log2f(l[hh])) : -INFINITY;
   }
 }
