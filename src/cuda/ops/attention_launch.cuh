@@ -7,6 +7,7 @@
 
 #include "cuda/ops/attention_kernels.cuh"
 #include "ops/attention/backends.hpp"
+#include "ops/spmm/alignment.hpp"
 #include "tessera/core/cuda_check.hpp"
 
 namespace tessera::ops::cuda_attention {
@@ -60,9 +61,10 @@ void with_config(int C, bool aligned, F&& f) {
   return f(IC<16>{}, IC<32>{}, std::false_type{});
 }
 
+// Every row of m starts on a 16-byte boundary (an absent matrix, data null and ld 0, passes).
 template <class T>
 bool aligned16(const DenseView& m) {
-  return !m.data || ((reinterpret_cast<uintptr_t>(m.data) % 16 == 0) && (m.ld * int64_t(sizeof(T))) % 16 == 0);
+  return rows_vector_aligned(m.data, m.ld, sizeof(T));
 }
 
 // The heavy bucket of a walk (nodes with more than kHeavyThreshold entries), built on the device.

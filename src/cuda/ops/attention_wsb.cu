@@ -14,16 +14,12 @@
 #include "cuda/format/wsb_device.hpp"
 #include "cuda/ops/attention_wsb_kernels.cuh"
 #include "ops/attention/backends.hpp"
+#include "ops/spmm/alignment.hpp"
 #include "tessera/core/cuda_check.hpp"
 
 namespace tessera::ops::detail {
 
 namespace {
-
-// cp.async 16-byte gathers and 32-bit fragment loads / stores need 16-byte aligned rows.
-bool rows_16b(const DenseView& m) {
-  return reinterpret_cast<uintptr_t>(m.data) % 16 == 0 && (m.ld * int64_t(dtype_size(m.dtype))) % 16 == 0;
-}
 
 template <class T, class I, int C>
 void launch(const AttentionArgs<I>& a, const cuda::WsbDevice& d, const Exec& exec) {
@@ -70,10 +66,11 @@ template <class I>
 bool attention_wsb_eligible(const AttentionArgs<I>& a) {
   const DType t = a.query.dtype;
   const int64_t C = a.channels;
+  // cp.async 16-byte gathers and 32-bit fragment loads / stores need 16-byte aligned rows.
   return a.kind == AttentionKind::transformer && (t == DType::f16 || t == DType::bf16) &&
          (C == 16 || C == 32 || C == 64 || C == 128) && a.dropout == 0 && a.alpha == nullptr &&
-         !a.has_edge_features() && a.A.id != 0 && a.A.device.is_cuda() && rows_16b(a.query) && rows_16b(a.key) &&
-         rows_16b(a.value) && rows_16b(a.out);
+         !a.has_edge_features() && a.A.id != 0 && a.A.device.is_cuda() && rows_vector_aligned(a.query) &&
+         rows_vector_aligned(a.key) && rows_vector_aligned(a.value) && rows_vector_aligned(a.out);
 }
 
 template <class I>

@@ -1,6 +1,6 @@
 #pragma once
-// Alignment predicates of the vectorized SpMM/SDDMM paths (host code; shared by the CUDA
-// launchers, the cuSPARSE staging and the CPU-side unit test).
+// Alignment predicates of the vectorized paths (host code; shared by the SpMM/SDDMM and attention
+// CUDA launchers, the cuSPARSE staging and the CPU-side unit test).
 //
 // A kernel that loads V = vec_bytes / sizeof(T) consecutive elements of row r at column c reads
 // address base + (r * ld + c) * sizeof(T). That address is a multiple of vec_bytes for every r
