@@ -6,17 +6,13 @@ namespace tessera::ops::cuda_attention {
 
 template <class I>
 void forward_edge_half(const AttentionArgs<I>& a, const Exec& exec) {
-  if (a.query.dtype == DType::f16) return forward_t<half_t, I, true>(a, exec);
-  TESSERA_CHECK(a.query.dtype == DType::bf16, "attention (cuda): unsupported dtype ", dtype_name(a.query.dtype));
-  forward_t<bf16_t, I, true>(a, exec);
+  forward_half_t<I, true>(a, exec);
 }
 
+// Always the transpose walk: the symmetric one cannot find an entry's edge features.
 template <class I>
 void backward_edge_half(const AttentionBackwardArgs<I>& b, const Exec& exec) {
-  if (b.fwd.query.dtype == DType::f16) return backward_t<half_t, I, true>(b, exec, false);
-  TESSERA_CHECK(b.fwd.query.dtype == DType::bf16, "attention_backward (cuda): unsupported dtype ",
-                dtype_name(b.fwd.query.dtype));
-  backward_t<bf16_t, I, true>(b, exec, false);
+  backward_half_t<I, true>(b, exec, false);
 }
 
 template void forward_edge_half(const AttentionArgs<int32_t>&, const Exec&);

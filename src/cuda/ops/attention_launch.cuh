@@ -254,4 +254,21 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
   }
 }
 
+// The f16 / bf16 choice of forward_t / backward_t, for the units that instantiate the 16-bit types
+// (attention_half.cu without edge features, attention_edge_half.cu with them).
+template <class I, bool EDGE>
+void forward_half_t(const AttentionArgs<I>& a, const Exec& exec) {
+  if (a.query.dtype == DType::f16) return forward_t<half_t, I, EDGE>(a, exec);
+  TESSERA_CHECK(a.query.dtype == DType::bf16, "attention (cuda): unsupported dtype ", dtype_name(a.query.dtype));
+  forward_t<bf16_t, I, EDGE>(a, exec);
+}
+
+template <class I, bool EDGE>
+void backward_half_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmetric_path) {
+  if (b.fwd.query.dtype == DType::f16) return backward_t<half_t, I, EDGE>(b, exec, symmetric_path);
+  TESSERA_CHECK(b.fwd.query.dtype == DType::bf16, "attention_backward (cuda): unsupported dtype ",
+                dtype_name(b.fwd.query.dtype));
+  backward_t<bf16_t, I, EDGE>(b, exec, symmetric_path);
+}
+
 }  // namespace tessera::ops::cuda_attention
