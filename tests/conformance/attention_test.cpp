@@ -534,6 +534,26 @@ TEST(Attention, CpuSymmetricPathAndCachedTransposeMatchReference) {
   }
 }
 
+// Without a requested variant the backward takes the symmetric path exactly when it is declared and
+// applies (no dropout, no edge features), on either device (names only: no kernel runs).
+TEST(Attention, DefaultBackwardFollowsTheSymmetricDeclaration) {
+  const auto& reg = attention_backward_registry<int32_t>();
+  AttentionBackwardArgs<int32_t> b;
+  b.fwd.A.rows = b.fwd.A.cols = 8;
+  b.fwd.channels = 16;
+  EXPECT_EQ(reg.heuristic_choice(b, Device{}), "cpu.fused.transpose");
+  b.symmetric = true;
+  EXPECT_EQ(reg.heuristic_choice(b, Device{}), "cpu.fused.symmetric");
+  auto d = b;
+  d.fwd.dropout = 0.1;
+  EXPECT_EQ(reg.heuristic_choice(d, Device{}), "cpu.fused.transpose");
+#ifdef TESSERA_WITH_CUDA
+  const Device gpu{DeviceKind::cuda, 0};
+  EXPECT_EQ(reg.heuristic_choice(b, gpu), "cuda.fused.symmetric");
+  EXPECT_EQ(reg.heuristic_choice(d, gpu), "cuda.fused.transpose");
+#endif
+}
+
 // The hub's dquery is a 10^5-term sum whose weights dS_ij sum to zero over the row (softmax), so in
 // float its rounding error is relative to the terms, not to the (small) result: f32 is checked at
 // 5x the usual tolerance (one CI seed needed just over 1x, 40 others passed at 1x), f64 at the

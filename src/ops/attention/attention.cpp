@@ -1,12 +1,12 @@
-// Attention family dispatcher: validates once, then picks a variant from the family's registries.
-// Forward: tune::choose (requested, TESSERA_VARIANT_ATTENTION, timing under TESSERA_TUNE=1, the
-// tuner's cache, then the heuristic: the fused kernel of the device; the WSB tensor-core variant
-// needs a per-graph build, so only tuning, a request or the installed predictions pick it).
-// Backward: requested, TESSERA_VARIANT_ATTENTION_BACKWARD, or the preference order below.
+// Attention family dispatcher: validates once, then picks a variant from the family's registries
+// with tune::choose (requested, TESSERA_VARIANT_ATTENTION[_BACKWARD], timing under TESSERA_TUNE=1,
+// the tuner's cache, then the registry's heuristic). Forward heuristic: the fused kernel of the
+// device (the WSB tensor-core variant needs a per-graph build, so only tuning, a request or the
+// installed predictions pick it). Backward heuristic: the symmetric path when declared and
+// eligible, else the transpose walk.
 #include "tessera/ops/attention.hpp"
 
 #include <cmath>
-#include <cstdlib>
 
 #include "ops/attention/backends.hpp"
 #include "tessera/tune/choose.hpp"
@@ -55,32 +55,6 @@ void check_graph(const char* who, const CsrView<I>& A) {
   for (int64_t k = 0; k < A.nnz; ++k)
     TESSERA_CHECK(A.col[k] >= 0 && int64_t(A.col[k]) < A.cols, who, ": entry ", k, " has source ",
                   int64_t(A.col[k]), " out of range [0, ", A.cols, ")");
-}
-
-std::string env_variant(const char* name) {
-  const char* e = std::getenv(name);
-  return e ? std::string(e) : std::string();
-}
-
-template <class Args>
-const tune::Variant<Args>& choose(const tune::Registry<Args>& reg, const Args& a, const Device& dev,
-                                  std::string requested, const char* env,
-                                  const std::vector<std::string>& preference) {
-  if (requested.empty()) requested = env_variant(env);
-  if (!requested.empty()) {
-    const auto& v = reg.get(requested);
-    TESSERA_CHECK(tune::runs_on(v.backend, dev), reg.family(), ": variant '", v.name,
-                  "' does not run on ", dev.str());
-    TESSERA_CHECK(!v.eligible || v.eligible(a), reg.family(), ": variant '", v.name,
-                  "' is not eligible for these arguments");
-    return v;
-  }
-  const auto ok = reg.eligible(a, dev);
-  for (const auto& name : preference)
-    for (const auto* v : ok)
-      if (v->name == name) return *v;
-  TESSERA_CHECK(!ok.empty(), reg.family(), ": no eligible variant on ", dev.str());
-  return *ok.front();
 }
 
 // need_out: the forward writes out; the backward never reads it (out may be absent).
@@ -212,21 +186,26 @@ tune::Registry<AttentionBackwardArgs<I>>& attention_backward_registry() {
            [](const B& b, const Exec& e) { detail::attention_backward_cuda(b, e, true); },
            "sources pass over A itself: no transpose, no atomics"});
 #endif
+    r.set_heuristic([=](const B& b, const Device& d) -> std::string {
+      const std::string walk = symmetric_ok(b) ? "symmetric" : "transpose";
+      return (d.is_cuda() ? "cuda.fused." : "cpu.fused.") + walk;
+    });
     return r;
   }();
   return reg;
 }
 
-// Tuner key: kind, dtype, index type and heads; the graph's size class; the head width.
+// Tuner key of a pass ("attention" or "attention_backward"): kind, dtype, index type and heads;
+// the graph's size class; the head width.
 template <class I>
-tune::Key attention_key(const AttentionArgs<I>& a, const Exec& exec) {
+tune::Key attention_key(const char* pass, const AttentionArgs<I>& a, const Exec& exec) {
   auto log2_ceil = [](int64_t v) {
     int l = 0;
     while ((int64_t(1) << l) < v) ++l;
     return l;
   };
   const tune::GraphSignature sig{log2_ceil(a.A.rows), log2_ceil(a.A.nnz), -1};
-  return {tune::device_key(exec.device), std::string("attention.") + attention_kind_name(a.kind),
+  return {tune::device_key(exec.device), std::string(pass) + "." + attention_kind_name(a.kind),
           std::string(dtype_name(a.query.dtype)) + "/" + index_name(index_of<I>::value) + "/H" + std::to_string(a.heads),
           sig.str(), tune::width_bucket(a.channels)};
 }
@@ -236,7 +215,7 @@ void attention_forward(const AttentionArgs<I>& a, const Exec& exec, const std::s
   validate_attention(a, "attention");
   TESSERA_CHECK(exec.device == a.A.device, "attention: exec is on ", exec.device.str(), " but A is on ", a.A.device.str());
   const auto& reg = attention_forward_registry<I>();
-  reg.get(tune::choose(reg, attention_key(a, exec), a, exec, variant).variant).run(a, exec);
+  reg.get(tune::choose(reg, attention_key("attention", a, exec), a, exec, variant).variant).run(a, exec);
 }
 
 template <class I>
@@ -244,11 +223,8 @@ void attention_backward(const AttentionBackwardArgs<I>& b, const Exec& exec, con
   validate_attention_backward(b);
   TESSERA_CHECK(exec.device == b.fwd.A.device, "attention_backward: exec is on ", exec.device.str(),
                 " but A is on ", b.fwd.A.device.str());
-  const auto& v = choose(attention_backward_registry<I>(), b, exec.device, variant,
-                         "TESSERA_VARIANT_ATTENTION_BACKWARD",
-                         {"cuda.fused.symmetric", "cuda.fused.transpose", "cpu.fused.symmetric",
-                          "cpu.fused.transpose"});
-  v.run(b, exec);
+  const auto& reg = attention_backward_registry<I>();
+  reg.get(tune::choose(reg, attention_key("attention_backward", b.fwd, exec), b, exec, variant).variant).run(b, exec);
 }
 
 template <class I>
