@@ -291,6 +291,23 @@ def test_graph_cache_follows_in_place_edits_and_sizes(seed, cls, oracle):
     torch.testing.assert_close(mod(x2, ei), oracle(mod, x2, ei)[0], rtol=1e-9, atol=1e-9)
 
 
+def test_gatv2_on_a_tessera_graph_builds_its_looped_graph_once(seed):
+    n = 40
+    mod = GATv2Conv(6, 4, heads=2).double()
+    x = torch.randn(n, 6, dtype=torch.float64)
+    ei = random_edges(n, n, 150)
+    g = tessera.Graph.from_edge_index(ei, num_nodes=n)
+    rows = torch.repeat_interleave(torch.arange(n), g.rowptr[1:] - g.rowptr[:-1])
+    ei_csr = torch.stack([g.col.long(), rows])  # the graph's edges, as the oracle takes them
+    torch.testing.assert_close(mod(x, g), ref.gatv2_conv(mod, x, ei_csr)[0], rtol=1e-9, atol=1e-9)
+    looped = mod._graph_cache._graph
+    mod(x, g)
+    assert mod._graph_cache._graph is looped, "the same tessera.Graph rebuilt its looped CSR"
+    g2 = g.with_values(None)  # a new identity: a new build
+    torch.testing.assert_close(mod(x, g2), ref.gatv2_conv(mod, x, ei_csr)[0], rtol=1e-9, atol=1e-9)
+    assert mod._graph_cache._graph is not looped
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the WSB tensor-core variant runs on the GPU machine")
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_transformer_half_on_wsb_tensor_cores_matches_oracle(seed, dtype, monkeypatch):

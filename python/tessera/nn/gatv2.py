@@ -69,6 +69,10 @@ class AttentionGraph:
         self._own = graph is None     # built here: the transpose can live in compact form
         self.graph = graph if graph is not None else Graph(rowptr, col, None, num_src)
         self._transpose = None
+        # GATv2 with self-loops and edge features: which input edges were kept (bool [E]) and
+        # their targets, to align each call's edge_attr without re-deriving them from the edges.
+        self.kept: Optional[Tensor] = None
+        self.kept_targets: Optional[Tensor] = None
 
     @classmethod
     def from_edge_index(cls, edge_index: Tensor, num_dst: int, num_src: int) -> "AttentionGraph":
@@ -100,18 +104,22 @@ class AttentionGraph:
 class GraphCache:
     """The CSR built from the last edge_index (and its transpose, which tessera.Graph keeps once
     built), reused while the very same tensor comes back unmodified (same _version) with the same
-    sizes. PyG rebuilds these every call; a training loop passes the same edge_index every step.
-    Holding the tensor keeps its storage alive, so identity cannot be confused with a new tensor."""
+    sizes, or the very same tessera.Graph (same id, its identity, as its own memos use). PyG
+    rebuilds these every call; a training loop passes the same edge_index every step. Holding the
+    input keeps its storage alive, so identity cannot be confused with a new one."""
 
     def __init__(self):
         self._key = None
         self._graph = None
 
-    def get(self, edge_index: Tensor, sizes: tuple, build) -> "AttentionGraph":
-        try:
-            version = edge_index._version
-        except RuntimeError:  # inference-mode tensors carry no version counter: never cache
-            return build()
+    def get(self, edge_index: Union[Tensor, Graph], sizes: tuple, build) -> "AttentionGraph":
+        if isinstance(edge_index, Graph):
+            version = edge_index.id
+        else:
+            try:
+                version = edge_index._version
+            except RuntimeError:  # inference-mode tensors carry no version counter: never cache
+                return build()
         key = self._key
         if key is not None and key[0] is edge_index and key[1] == version and key[2] == sizes:
             return self._graph
@@ -120,11 +128,12 @@ class GraphCache:
         return self._graph
 
 
-def remove_and_add_self_loops(edge_index: Tensor, num_nodes: int) -> Tensor:
-    """PyG's remove_self_loops then add_self_loops(num_nodes): loops appended after the edges."""
+def remove_and_add_self_loops(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:
+    """PyG's remove_self_loops then add_self_loops(num_nodes): loops appended after the edges.
+    Returns the new edges and the mask of the input edges they keep."""
     keep = edge_index[0] != edge_index[1]
     loops = torch.arange(num_nodes, device=edge_index.device, dtype=edge_index.dtype)
-    return torch.cat([edge_index[:, keep], torch.stack([loops, loops])], dim=1)
+    return torch.cat([edge_index[:, keep], torch.stack([loops, loops])], dim=1), keep
 
 
 def graph_edge_index(g: Graph) -> Tensor:
@@ -166,8 +175,9 @@ def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:
     return out.add_(other)
 
 
-def self_loop_edge_attr(edge_attr: Tensor, edge_index: Tensor, num_nodes: int, fill_value) -> Tensor:
-    """Features of the appended self-loops, as torch_geometric.utils.add_self_loops builds them."""
+def self_loop_edge_attr(edge_attr: Tensor, targets: Tensor, num_nodes: int, fill_value) -> Tensor:
+    """Features of the appended self-loops, as torch_geometric.utils.add_self_loops builds them
+    from the remaining edges' features edge_attr and their targets."""
     shape = (num_nodes,) + tuple(edge_attr.shape[1:])
     if fill_value is None:
         return edge_attr.new_ones(shape)
@@ -177,8 +187,7 @@ def self_loop_edge_attr(edge_attr: Tensor, edge_index: Tensor, num_nodes: int, f
         return fill_value.to(edge_attr).expand(shape).clone()
     if not isinstance(fill_value, str):
         raise TypeError(f"GATv2Conv: unsupported fill_value {fill_value!r}")
-    dst = edge_index[1]
-    idx = dst.view((-1,) + (1,) * (edge_attr.dim() - 1)).expand_as(edge_attr)
+    idx = targets.view((-1,) + (1,) * (edge_attr.dim() - 1)).expand_as(edge_attr)
     reduce = {"add": "sum", "sum": "sum", "mean": "mean", "max": "amax", "min": "amin", "mul": "prod"}.get(fill_value)
     if reduce is None:
         raise ValueError(f"GATv2Conv: unsupported fill_value '{fill_value}'")
@@ -244,17 +253,21 @@ class GATv2Conv(torch.nn.Module):
                 self.bias.zero_()
 
     def _graph(self, edge_index, num_src: int, num_dst: int) -> AttentionGraph:
-        if isinstance(edge_index, Graph):
-            if not self.add_self_loops:
-                return AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
-            edge_index = graph_edge_index(edge_index)
-        if not isinstance(edge_index, Tensor):
+        if isinstance(edge_index, Graph) and not self.add_self_loops:
+            return AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
+        if not isinstance(edge_index, (Tensor, Graph)):
             raise TypeError(f"GATv2Conv: edge_index must be a [2, E] tensor or a tessera.Graph, "
                             f"got {type(edge_index).__name__}")
 
         def build():
-            ei = remove_and_add_self_loops(edge_index, min(num_src, num_dst)) if self.add_self_loops else edge_index
-            return AttentionGraph.from_edge_index(ei, num_dst, num_src)
+            ei = graph_edge_index(edge_index) if isinstance(edge_index, Graph) else edge_index
+            if not self.add_self_loops:
+                return AttentionGraph.from_edge_index(ei, num_dst, num_src)
+            looped, keep = remove_and_add_self_loops(ei, min(num_src, num_dst))
+            g = AttentionGraph.from_edge_index(looped, num_dst, num_src)
+            if self.lin_edge is not None:  # edge_attr comes with every call: keep its alignment
+                g.kept, g.kept_targets = keep, ei[1][keep]
+            return g
         return self._graph_cache.get(edge_index, (num_src, num_dst, self.add_self_loops), build)
 
     def forward(self, x: Union[Tensor, Tuple[Tensor, Optional[Tensor]]], edge_index,
@@ -275,12 +288,16 @@ class GATv2Conv(torch.nn.Module):
             x_l = self.lin_l(x_src)
             x_r = self.lin_r(x_dst)
         want_alpha = bool(return_attention_weights)
+        if edge_attr is not None:
+            edge_attr = self._checked_edge_attr(edge_index, edge_attr)
+        g = self._graph(edge_index, x_l.size(0), x_r.size(0))
         ea = None
         if edge_attr is not None:
-            if self.lin_edge is None:
-                raise ValueError("GATv2Conv: edge_attr given but the layer was built without edge_dim")
-            ea = self._looped_edge_attr(edge_index, edge_attr, min(x_l.size(0), x_r.size(0)))
-        g = self._graph(edge_index, x_l.size(0), x_r.size(0))
+            ea = edge_attr
+            if self.add_self_loops:  # kept edges, then one loop per node carrying fill_value
+                kept = edge_attr[g.kept]
+                loops = self_loop_edge_attr(kept, g.kept_targets, min(x_l.size(0), x_r.size(0)), self.fill_value)
+                ea = torch.cat([kept, loops], dim=0)
         if ea is not None and g.perm is not None:
             ea = ea.index_select(0, g.perm)  # into the CSR's entry order, projected inside the kernels
         out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), H, self.negative_slope, 0.0,
@@ -298,10 +315,10 @@ class GATv2Conv(torch.nn.Module):
             out = add_to_fresh(out, self.bias)
         return (out, attention) if attention is not None else out
 
-    def _looped_edge_attr(self, edge_index, edge_attr: Tensor, n: int) -> Tensor:
-        """edge_attr [E, D] aligned with the edges the layer attends over: the given ones, or with
-        add_self_loops those of remove_and_add_self_loops (kept edges, then one loop per node
-        carrying fill_value of its remaining in-edge features), as _graph's CSR is built."""
+    def _checked_edge_attr(self, edge_index, edge_attr: Tensor) -> Tensor:
+        """edge_attr as [E, D], checked against the layer and the edges."""
+        if self.lin_edge is None:
+            raise ValueError("GATv2Conv: edge_attr given but the layer was built without edge_dim")
         if not isinstance(edge_index, Tensor):
             raise TypeError("tessera GATv2Conv: edge_attr needs edge_index as a [2, E] tensor, "
                             f"got {type(edge_index).__name__}")
@@ -310,11 +327,7 @@ class GATv2Conv(torch.nn.Module):
         if edge_attr.size(0) != edge_index.size(1):
             raise ValueError(f"GATv2Conv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
                              f"{edge_index.size(1)} edges")
-        if not self.add_self_loops:
-            return edge_attr
-        keep = edge_index[0] != edge_index[1]
-        edge_index, edge_attr = edge_index[:, keep], edge_attr[keep]
-        return torch.cat([edge_attr, self_loop_edge_attr(edge_attr, edge_index, n, self.fill_value)], dim=0)
+        return edge_attr
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
