@@ -9,6 +9,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include "tessera/ops/attention.hpp"
+#include "needs_grad.hpp"
 #include "views.hpp"
 
 namespace tessera::pt {
@@ -245,6 +246,11 @@ Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, cons
   TESSERA_CHECK(gat ? has(att) : has(value), "attention: ", gat ? "GATv2 needs att" : "the Transformer needs value");
   TESSERA_CHECK(!(gat && has(value)), "attention: GATv2 takes its value from key (x_l); pass value=None");
   TESSERA_CHECK(has(edge_attr) == has(edge_weight), "attention: pass both edge_attr and edge_weight or neither");
+  if (!needs_grad(query, key, value, att, edge_attr, edge_weight)) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    return attention(g, query, key, value.value_or(at::Tensor()), att.value_or(at::Tensor()), o,
+                     edge_attr.value_or(at::Tensor()), edge_weight.value_or(at::Tensor()));
+  }
   const at::Tensor none = at::empty({0}, query.options());
   auto r = AttentionFunction::apply(query, key, gat ? *att : *value, has(edge_attr) ? *edge_attr : none,
                                     has(edge_weight) ? *edge_weight : none, g, o);

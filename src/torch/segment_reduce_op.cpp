@@ -10,6 +10,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include "tessera/ops/segment_reduce.hpp"
+#include "needs_grad.hpp"
 #include "views.hpp"
 
 namespace tessera::pt {
@@ -111,6 +112,10 @@ class SegmentReduceFunction : public torch::autograd::Function<SegmentReduceFunc
 std::tuple<at::Tensor, at::Tensor> segment_reduce_autograd(const at::Tensor& rowptr, const at::Tensor& col,
                                                            const at::Tensor& x, c10::string_view reduce,
                                                            int64_t graph_id) {
+  if (!needs_grad(x)) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    return segment_reduce(rowptr, col, x, std::string(reduce), graph_id);
+  }
   auto out = SegmentReduceFunction::apply(x, rowptr, col, std::string(reduce), graph_id);
   return {out[0], out[1]};
 }

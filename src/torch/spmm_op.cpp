@@ -11,6 +11,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include "graph_ops.hpp"
+#include "needs_grad.hpp"
 #include "tessera/ops/spmm.hpp"
 #include "views.hpp"
 
@@ -164,6 +165,10 @@ at::Tensor spmm_autograd(const at::Tensor& rowptr, const at::Tensor& col, const 
                   "edge (", col.size(0), "), got shape ", values->sizes());
   TESSERA_CHECK(has(t_rowptr) == has(t_col) && has(t_col) == has(t_perm),
                 "spmm: pass all of t_rowptr, t_col, t_perm (a cached transpose) or none");
+  if (!needs_grad(x, values, bias)) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    return spmm(rowptr, col, values, x, t_rowptr, t_col, t_perm, graph_id, t_graph_id, bias);
+  }
   CsrArgs g{rowptr, col, has(t_rowptr) ? *t_rowptr : at::Tensor(), has(t_col) ? *t_col : at::Tensor(),
             has(t_perm) ? *t_perm : at::Tensor(), graph_id, t_graph_id};
   // Values in the accumulation type of x (recorded by autograd, so their gradient flows back).

@@ -295,3 +295,33 @@ def test_against_torch_geometric(seed, kw, weighted, device):
     torch.testing.assert_close(ours.lin.weight.grad, pyg.lin.weight.grad, rtol=1e-3, atol=1e-3)
     if weighted and not kw.get("cached"):
         torch.testing.assert_close(w2.grad, w.grad, rtol=1e-3, atol=1e-4)
+
+
+def test_ops_without_gradients_skip_autograd_and_compute_the_same(seed):
+    """Under torch.no_grad (and in grad mode with no input requiring a gradient) the ops call their
+    kernels directly instead of building an autograd node: same values, no graph attached; with
+    an input requiring a gradient the node is still built."""
+    n, F, H, C = 40, 6, 2, 3
+    ei = torch.randint(0, n, (2, 300))
+    g = tessera.Graph.from_edge_index(ei, num_nodes=n)
+    w = torch.rand(g.nnz)
+    bias = torch.randn(F)
+    x = torch.randn(n, F)
+    q, k, v = (torch.randn(n, H * C) for _ in range(3))
+
+    def run(x, q):
+        y = torch.ops.tessera.spmm(g.rowptr, g.col, w, x, None, None, None, g.id, 0, bias)
+        r, _ = torch.ops.tessera.segment_reduce(g.rowptr, g.col, x, "max", g.id)
+        a = torch.ops.tessera.attention(g.rowptr, g.col, q, k, v, None, H, "transformer", 0.2, 0.0, 0.0, 0, False,
+                                        False, None, None, None, False, g.id)[0]
+        return y, r, a
+
+    with_grad = run(x.clone().requires_grad_(), q.clone().requires_grad_())
+    assert all(t.grad_fn is not None for t in with_grad)
+    for outs in (run(x, q), None):
+        if outs is None:
+            with torch.no_grad():
+                outs = run(x.clone().requires_grad_(), q.clone().requires_grad_())
+        for got, want in zip(outs, with_grad):
+            assert got.grad_fn is None and not got.requires_grad
+            assert torch.equal(got, want.detach())
