@@ -498,23 +498,31 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
     zero(da1);
     zero(da2);
     Acc D = 0;  // this group's part of Delta
+    // Software pipeline (as in the forward): the group loads its next entry's key and value
+    // before it reduces this entry's two dot products, so two entries' gathers are in flight.
+    auto fetch = [&](int64_t e, Acc (&kr)[CPT], Acc (&vr)[CPT]) {
+      if (e < end) {
+        const int64_t j = p.idx[e];
+        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
+        if (!p.gat) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
+      } else {
+        zero(kr);
+        if (!p.gat) zero(vr);
+      }
+    };
+    Acc kn[CPT], vn[CPT];
+    zero(vn);  // stays zero for GATv2
+    fetch(first + g, kn, vn);
     for (int64_t e0 = first; e0 < end; e0 += step) {
       const int64_t e = e0 + g;
       const bool valid = e < end;
       Acc kr[CPT], vr[CPT];
-      if (valid) {
-        const int64_t j = p.idx[e];
-        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
-        if (p.gat) {
 #pragma unroll
-          for (int t = 0; t < CPT; ++t) vr[t] = kr[t];
-        } else {
-          load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
-        }
-      } else {
-        zero(kr);
-        zero(vr);
+      for (int t = 0; t < CPT; ++t) {
+        kr[t] = kn[t];
+        vr[t] = p.gat ? kn[t] : vn[t];  // GATv2: the value is the key
       }
+      fetch(e + step, kn, vn);
       if constexpr (EDGE) {  // key + eh in the logit (and dq); the Transformer's message is value + eh
         Acc eh[CPT];
         project_edge<LPE>(eh, p, wt, e, valid, h, c0);
@@ -625,13 +633,11 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
     Acc dk[CPT], dv[CPT];
     zero(dk);
     zero(dv);
-    for (int64_t t0 = first; t0 < end; t0 += step) {
-      const int64_t t_ = t0 + g;
-      const bool valid = t_ < end;
-      Acc qr[CPT], dor[CPT];
-      Acc lse_i = 0, D_i = 0;
-      int64_t edge = -1;
-      if (valid) {
+    // Software pipeline: the group loads its next entry's target rows (query, dout) and scalars
+    // before it reduces this entry's dot products.
+    auto fetch = [&](int64_t t_, Acc (&qr)[CPT], Acc (&dor)[CPT], Acc& lse_i, Acc& D_i, int64_t& edge) {
+      edge = -1;
+      if (t_ < end) {
         const int64_t i = p.idx[t_];
         if (p.perm) edge = p.perm[t_];
         load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
@@ -641,7 +647,24 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
       } else {
         zero(qr);
         zero(dor);
+        lse_i = D_i = 0;
       }
+    };
+    Acc qn[CPT], don[CPT], lse_n, D_n;
+    int64_t edge_n;
+    fetch(first + g, qn, don, lse_n, D_n, edge_n);
+    for (int64_t t0 = first; t0 < end; t0 += step) {
+      const int64_t t_ = t0 + g;
+      const bool valid = t_ < end;
+      Acc qr[CPT], dor[CPT];
+#pragma unroll
+      for (int t = 0; t < CPT; ++t) {
+        qr[t] = qn[t];
+        dor[t] = don[t];
+      }
+      const Acc lse_i = lse_n, D_i = D_n;
+      const int64_t edge = edge_n;
+      fetch(t_ + step, qn, don, lse_n, D_n, edge_n);
       Acc eh[CPT];  // the entry's edge features (perm is set: no symmetric walk with them)
       zero(eh);
       if constexpr (EDGE) project_edge<LPE>(eh, p, wt, edge, valid, h, c0);
