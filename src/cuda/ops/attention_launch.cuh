@@ -188,8 +188,8 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
   const int64_t HC = a.heads * a.channels;
   if (p.gat) TESSERA_CUDA_CHECK(cudaMemsetAsync(p.datt, 0, sizeof(Acc) * size_t(HC), s));
   p.datt_in_smem = p.gat && HC * int64_t(sizeof(Acc)) <= 32 * 1024;
-  Scratch delta(exec, sizeof(Acc) * size_t(std::max<int64_t>(A.rows * a.heads, 1)));
-  p.delta = delta.as<Acc>();
+  Scratch lse_delta(exec, 2 * sizeof(Acc) * size_t(std::max<int64_t>(A.rows * a.heads, 1)));
+  p.lse_delta = lse_delta.as<Acc>();
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) &&
                        aligned16<T>(a.out) && aligned16<T>(b.dout) && aligned16<T>(b.dquery) &&
                        aligned16<T>(b.dkey) && aligned16<T>(b.dvalue);
