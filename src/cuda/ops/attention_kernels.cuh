@@ -147,26 +147,6 @@ template <class Acc> struct Pair;
 template <> struct Pair<float> { using type = float2; };
 template <> struct Pair<double> { using type = double2; };
 
-// The walk's column indices as a group needs them. Light mode: the warp's groups take consecutive
-// entries (group g: e0 + g, e0 += EPW), so one coalesced load of idx[base + lane] serves 32 / EPW
-// steps and a group's index arrives by a shuffle instead of a dependent load ahead of its row
-// gather. Heavy mode (a block's warps interleaved): a direct load. One window per item; every
-// lane calls get() with the warp's (uniform) step start e0.
-template <class I>
-struct IndexWindow {
-  int64_t base = INT64_MIN / 2;
-  I mine = 0;
-  __device__ __forceinline__ int64_t get(const I* idx, int64_t e0, int g, int64_t end, bool heavy) {
-    if (heavy) return e0 + g < end ? int64_t(idx[e0 + g]) : 0;
-    if (e0 - base >= 32) {
-      base = e0;
-      const int64_t e = base + (threadIdx.x & 31);
-      mine = e < end ? idx[e] : I(0);
-    }
-    return int64_t(__shfl_sync(kFull, mine, int(e0 - base) + g));
-  }
-};
-
 // Per-lane part of the logit between a target row (tr) and a source row (sr).
 template <class Acc, int CPT>
 __device__ __forceinline__ Acc logit_part(bool gat, const Acc (&tr)[CPT], const Acc (&sr)[CPT],
@@ -366,10 +346,9 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
     // Software pipeline: a group loads the source rows of its next entry (key, and the
     // Transformer's value with it) before it reduces this entry's logit, so two entries' gathers
     // are in flight per group instead of one, and the value no longer waits for the logit.
-    IndexWindow<I> cols;
-    auto fetch = [&](int64_t e0, Acc (&kr)[CPT], Acc (&vr)[CPT]) {  // entry e0 + g
-      const int64_t j = cols.get(p.idx, e0, g, end, heavy);
-      if (e0 + g < end) {
+    auto fetch = [&](int64_t e, Acc (&kr)[CPT], Acc (&vr)[CPT]) {
+      if (e < end) {
+        const int64_t j = p.idx[e];
         load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
         if (!p.gat) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
       } else {
@@ -378,12 +357,12 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
       }
     };
     Acc kr[CPT], vr[CPT];
-    fetch(first, kr, vr);
+    fetch(first + g, kr, vr);
     for (int64_t e0 = first; e0 < end; e0 += step) {
       const int64_t e = e0 + g;
       const bool valid = e < end;
       Acc kn[CPT], vn[CPT], eh[CPT];
-      fetch(e0 + step, kn, vn);
+      fetch(e + step, kn, vn);
       zero(eh);
       if constexpr (EDGE) project_edge<LPE>(eh, p, wt, e, valid, h, c0);
       Acc ke[CPT];  // the logit's source operand: key (+ eh)
@@ -525,10 +504,9 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
     Acc D = 0;  // this group's part of Delta
     // Software pipeline (as in the forward): the group loads its next entry's key and value
     // before it reduces this entry's two dot products, so two entries' gathers are in flight.
-    IndexWindow<I> cols;
-    auto fetch = [&](int64_t e0, Acc (&kr)[CPT], Acc (&vr)[CPT]) {  // entry e0 + g
-      const int64_t j = cols.get(p.idx, e0, g, end, heavy);
-      if (e0 + g < end) {
+    auto fetch = [&](int64_t e, Acc (&kr)[CPT], Acc (&vr)[CPT]) {
+      if (e < end) {
+        const int64_t j = p.idx[e];
         load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
         if (!p.gat) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
       } else {
@@ -538,7 +516,7 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
     };
     Acc kn[CPT], vn[CPT];
     zero(vn);  // stays zero for GATv2
-    fetch(first, kn, vn);
+    fetch(first + g, kn, vn);
     for (int64_t e0 = first; e0 < end; e0 += step) {
       const int64_t e = e0 + g;
       const bool valid = e < end;
@@ -548,7 +526,7 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
         kr[t] = kn[t];
         vr[t] = p.gat ? kn[t] : vn[t];  // GATv2: the value is the key
       }
-      fetch(e0 + step, kn, vn);
+      fetch(e + step, kn, vn);
       if constexpr (EDGE) {  // key + eh in the logit (and dq); the Transformer's message is value + eh
         Acc eh[CPT];
         project_edge<LPE>(eh, p, wt, e, valid, h, c0);
@@ -666,12 +644,10 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
     // before it reduces this entry's dot products.
     // The entry's edge id is read only where it is used (dropout mask, edge features).
     const bool need_edge = p.perm && (EDGE || p.threshold != 0);
-    IndexWindow<I> rows;
-    auto fetch = [&](int64_t t0, Acc (&qr)[CPT], Acc (&dor)[CPT], Acc& lse_i, Acc& D_i, int64_t& edge) {
-      const int64_t t_ = t0 + g;  // entry t0 + g
-      const int64_t i = rows.get(p.idx, t0, g, end, heavy);
+    auto fetch = [&](int64_t t_, Acc (&qr)[CPT], Acc (&dor)[CPT], Acc& lse_i, Acc& D_i, int64_t& edge) {
       edge = -1;
       if (t_ < end) {
+        const int64_t i = p.idx[t_];
         if (need_edge) edge = p.perm[t_];
         load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
         load_row<T, Acc, CPT, VEC>(dor, p.dO + i * p.lddO + int64_t(h) * C, c0, C);
@@ -686,7 +662,7 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
     };
     Acc qn[CPT], don[CPT], lse_n, D_n;
     int64_t edge_n;
-    fetch(first, qn, don, lse_n, D_n, edge_n);
+    fetch(first + g, qn, don, lse_n, D_n, edge_n);
     for (int64_t t0 = first; t0 < end; t0 += step) {
       const int64_t t_ = t0 + g;
       const bool valid = t_ < end;
@@ -698,7 +674,7 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
       }
       const Acc lse_i = lse_n, D_i = D_n;
       const int64_t edge = edge_n;
-      fetch(t0 + step, qn, don, lse_n, D_n, edge_n);
+      fetch(t_ + step, qn, don, lse_n, D_n, edge_n);
       Acc eh[CPT];  // the entry's edge features (perm is set: no symmetric walk with them)
       zero(eh);
       if constexpr (EDGE) project_edge<LPE>(eh, p, wt, edge, valid, h, c0);
