@@ -50,20 +50,23 @@ std::vector<std::pair<std::string, Csr<I>>> graph_cases(uint64_t s) {
   NastyOptions huge;
   huge.rows = 77, huge.cols = 3001, huge.huge_row_degree = 100000, huge.weighted = false;
   out.emplace_back("huge_row", build_csr(nasty_coo<I>(huge, s + 2), keep));
-  // Rows on both sides of every long-row boundary of the CUDA row kernels (128: block per row,
-  // 2048: chunks with atomics), mixed with short and empty rows.
-  Coo<I> lengths;
-  lengths.rows = 64, lengths.cols = 5003;
+  // Rows on both sides of every long-row boundary of the CUDA row kernels (32 on graphs of at most
+  // 65536 rows, 128 on larger ones: block per row; 2048: chunks with atomics), mixed with short
+  // and empty rows; the large graph's rows beyond the first few have 0-3 edges.
   std::mt19937_64 rng(s + 3);
-  const int64_t degrees[] = {127, 128, 129, 200, 1000, 2047, 2048, 2049, 5000};
-  for (int64_t r = 0; r < lengths.rows; ++r) {
-    const int64_t d = r < 9 ? degrees[r] : int64_t(rng() % 40);
-    for (int64_t k = 0; k < d; ++k) {
-      lengths.src.push_back(I(rng() % uint64_t(lengths.cols)));
-      lengths.dst.push_back(I(r));
+  const int64_t degrees[] = {31, 32, 33, 127, 128, 129, 200, 1000, 2047, 2048, 2049, 5000};
+  for (const int64_t rows : {int64_t(64), int64_t(65537)}) {
+    Coo<I> lengths;
+    lengths.rows = rows, lengths.cols = 5003;
+    for (int64_t r = 0; r < lengths.rows; ++r) {
+      const int64_t d = r < 12 ? degrees[r] : int64_t(rng() % (rows > 64 ? 4 : 40));
+      for (int64_t k = 0; k < d; ++k) {
+        lengths.src.push_back(I(rng() % uint64_t(lengths.cols)));
+        lengths.dst.push_back(I(r));
+      }
     }
+    out.emplace_back(rows > 64 ? "row_lengths_large_graph" : "row_lengths", build_csr(lengths, keep));
   }
-  out.emplace_back("row_lengths", build_csr(lengths, keep));
   // More medium rows (129..2048 edges) than the CUDA block-per-row path takes (1024): they go to
   // the chunked path instead.
   Coo<I> medium;
@@ -74,9 +77,9 @@ std::vector<std::pair<std::string, Csr<I>>> graph_cases(uint64_t s) {
       medium.dst.push_back(I(r));
     }
   out.emplace_back("many_medium_rows", build_csr(medium, keep));
-  // The long-row threshold is relative on dense graphs: max(128, 4 x ceil(mean degree)). Here
-  // 253 rows of 96 edges and rows of 399, 400 and 401 edges make the mean 99.6 -> 100, so the
-  // threshold is 400: the row pass keeps 399 and 400 and hands 401 on.
+  // The long-row threshold is relative on dense graphs: max(32, 4 x ceil(mean degree)) on a graph
+  // this small. Here 253 rows of 96 edges and rows of 399, 400 and 401 edges make the mean
+  // 99.6 -> 100, so the threshold is 400: the row pass keeps 399 and 400 and hands 401 on.
   Coo<I> dense;
   dense.rows = 256, dense.cols = 1009;
   for (int64_t r = 0; r < dense.rows; ++r)

@@ -35,9 +35,12 @@ int64_t next_pow2(int64_t v) {
   return p;
 }
 
-// Rows with more than long_row = max(kLongRow, kLongOverMean x mean degree) edges leave the row
+// Rows with more than long_row = max(floor, kLongOverMean x mean degree) edges leave the row
 // pass (a group of G lanes would walk them alone: with kIlp = 4, about 32 dependent latencies is
-// the most a short-graph row-pass row costs). Relative to the mean because a row is a straggler
+// the most a short-graph row-pass row costs). The floor is kLongRow, or kSmallLongRow on graphs of
+// at most kSmallGraphRows rows: their row pass is a few waves, so its longest row is its time
+// (Cora, H200: the row kernel took 11.7 us, most of the SpMM, with rows up to 128 edges in it).
+// Relative to the mean because a row is a straggler
 // only against its neighbours in the launch: on a dense graph whose rows all hold ~150-200 edges
 // (the clustered benchmark graph) a fixed 128 sent every row to the chunk path, whose zeroed
 // partial buffer, atomics and finalize pass made the SpMM 1.6x slower than the row pass. Long
@@ -51,6 +54,8 @@ int64_t next_pow2(int64_t v) {
 //    block idle and ran 1.4x slower than the packed chunks; on Cora the chunk path's three extra
 //    operations cost 3x the row pass itself.
 constexpr int64_t kLongRow = 128;
+constexpr int64_t kSmallLongRow = 32;
+constexpr int64_t kSmallGraphRows = 65536;
 constexpr int64_t kLongOverMean = 4;
 constexpr int64_t kBlockRow = 2048;
 constexpr int64_t kMaxBlockRows = 1024;  // about one wave of resident blocks on an H200
@@ -79,7 +84,8 @@ std::shared_ptr<LongRowPlan> build_plan(const CsrView<I>& g, const Exec& exec, b
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(rp.data(), g.rowptr, rp.size() * sizeof(I), cudaMemcpyDeviceToHost, s));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   const int64_t nnz = int64_t(rp.back()) - int64_t(rp.front());
-  const int64_t long_row = std::max(kLongRow, kLongOverMean * ((nnz + g.rows - 1) / g.rows));
+  const int64_t min_long = g.rows <= kSmallGraphRows ? kSmallLongRow : kLongRow;
+  const int64_t long_row = std::max(min_long, kLongOverMean * ((nnz + g.rows - 1) / g.rows));
   plan->long_row = long_row;
   int64_t medium = 0;
   for (int64_t i = 0; i < g.rows; ++i) {
