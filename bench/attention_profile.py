@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Where the GPU time of one attention layer's forward+backward goes: the torch profiler's
+per-kernel table (CUDA self time) for tessera.nn.GATv2Conv / TransformerConv, one (graph, H, C).
+
+attention_layer_bench.py gives the end-to-end ratios; this splits them into the dense projections
+(cuBLAS, the same GEMMs PyG runs), the fused attention kernels (forward, backward targets and
+sources passes, each launched for the light and the heavy bucket) and the rest (bias gradients,
+the residual add, gradient accumulation).
+
+    python3 bench/attention_profile.py [--graph rmat] [--layer transformer] [--hc 4x64] [--width 128]
+"""
+import argparse
+import sys
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+import bench_common as bc
+from attention_layer_bench import GRAPHS, PYG_NAMES
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--graph", default="rmat", help=f"one of {sorted(GRAPHS)} or a generator spec")
+    p.add_argument("--layer", default="transformer", choices=sorted(PYG_NAMES))
+    p.add_argument("--hc", default="4x64", help="heads x channels")
+    p.add_argument("--width", type=int, default=128, help="input feature width")
+    p.add_argument("--rows", type=int, default=14, help="kernel table rows")
+    a = p.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("attention_profile.py needs a CUDA device")
+    tessera = bc.import_tessera()
+    import tessera.nn as tnn
+    H, C = (int(v) for v in a.hc.split("x"))
+    spec = GRAPHS.get(a.graph, a.graph)
+    rowptr, col = tessera.ops.generate_graph(spec, False)
+    n = rowptr.numel() - 1
+    dst = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
+    ei = torch.stack([col.long(), dst]).cuda()
+    x = torch.randn(n, a.width, device="cuda", requires_grad=True)
+    conv = getattr(tnn, PYG_NAMES[a.layer])(a.width, C, heads=H).cuda()
+    gy = torch.randn(n, H * C, device="cuda")
+
+    def fwd_bwd():
+        conv.zero_grad(set_to_none=True)
+        x.grad = None
+        conv(x, ei).backward(gy)
+
+    ms = bc.median_ms_cuda(fwd_bwd, reps=5)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fwd_bwd()
+        torch.cuda.synchronize()
+    print(f"== {a.layer} {spec} {H}x{C} (input width {a.width}): forward+backward {ms:.2f} ms (median of 5)")
+    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=a.rows, max_name_column_width=100))
+
+
+if __name__ == "__main__":
+    main()
