@@ -123,6 +123,17 @@ TEST(AttentionLayers, TransformerEdgeFeaturesMatchPygSemantics) {
                                         const Tensor& ea) { return transformer_oracle(mm, x, s, d, ea); });
 }
 
+TEST(AttentionLayers, Int32GraphsKeepTheirTransposeInInt32AndMatchTheOracle) {
+  const uint64_t seed = tessera::testing::seed();
+  Case c = random_graph(30, 150, seed);
+  c.g = pt::Graph::from_csr(c.g.rowptr().to(torch::kInt), c.g.col().to(torch::kInt), {}, c.g.cols());
+  EXPECT_EQ(c.g.transpose().perm.scalar_type(), torch::kInt);  // read as is by the kernels
+  nn::TransformerConv m(nn::TransformerConvOptions(6, 5).heads(3).edge_dim(4));
+  m->to(torch::kDouble);
+  expect_matches_oracle(m, c, 6, 4, [](nn::TransformerConv& mm, const Tensor& x, const Tensor& s, const Tensor& d,
+                                        const Tensor& ea) { return transformer_oracle(mm, x, s, d, ea); });
+}
+
 TEST(AttentionLayers, EdgeFeatureMisuseRaisesErrors) {
   const Case c = random_graph(12, 40, tessera::testing::seed());
   const auto x = torch::randn({12, 4});

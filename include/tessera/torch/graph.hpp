@@ -45,7 +45,8 @@ class Graph {
   // Same graph on another device (a new identity; memos are not carried over).
   Graph to(const torch::Device& device) const;
 
-  // Structure of A^T, built once per graph (memoized). perm maps transposed entries to entries.
+  // Structure of A^T, built once per graph (memoized). perm maps transposed entries to entries
+  // (in the graph's index type, like col).
   struct Transpose {
     torch::Tensor rowptr, col, perm;
     uint64_t id = 0;
