@@ -87,9 +87,6 @@ const Graph::Transpose& Graph::transpose() const {
   std::lock_guard<std::mutex> lock(s_->mu);
   if (!s_->transpose) {
     auto [rp, c, perm] = csr_transpose(s_->rowptr, s_->col, s_->cols);
-    // perm in the graph's index type: the attention kernels read it as such (an int64 perm was
-    // converted on every backward), and an int32 graph keeps 4 bytes per entry fewer.
-    perm = perm.to(s_->col.scalar_type());
     s_->transpose = std::make_unique<Transpose>(Transpose{rp, c, perm, new_graph_id()});
   }
   return *s_->transpose;

@@ -93,7 +93,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> csr_transpose(const at::Tensor& r
   auto t_col = row.index_select(0, perm);
   auto t_rowptr = offsets_from_rows(c.index_select(0, perm), num_cols);
   (void)rows;
-  return {t_rowptr.to(rowptr.scalar_type()), t_col.to(col.scalar_type()), perm};
+  // perm in the index type too: the attention kernels read it as such, and an int32 graph's
+  // memoized transpose holds 4 bytes per entry fewer (index_select takes either type).
+  return {t_rowptr.to(rowptr.scalar_type()), t_col.to(col.scalar_type()), perm.to(col.scalar_type())};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> gcn_norm(const at::Tensor& rowptr, const at::Tensor& col,

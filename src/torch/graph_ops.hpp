@@ -18,7 +18,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> edge_index_to_csr(const at::Tenso
                                                                  int64_t num_cols, bool compact = true);
 
 // Transpose of the structure: (t_rowptr, t_col, perm) with t-entry j = original entry perm[j],
-// so transposed values are values.index_select(0, perm).
+// so transposed values are values.index_select(0, perm); all three in the index type of col.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> csr_transpose(const at::Tensor& rowptr, const at::Tensor& col,
                                                              int64_t num_cols);
 

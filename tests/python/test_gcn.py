@@ -96,6 +96,7 @@ def test_spmm_op_gradcheck_double(seed, index_dtype):
     x = torch.randn(n, 7, dtype=torch.float64, requires_grad=True)
     bias = torch.randn(7, dtype=torch.float64, requires_grad=True)
     t_rowptr, t_col, perm = tessera.ops.csr_transpose(rowptr, col, n)
+    assert t_rowptr.dtype == t_col.dtype == perm.dtype == index_dtype  # one index type, as the kernels read it
 
     def with_cached_transpose(v, x, b):
         return tessera.ops.spmm(rowptr, col, v, x, t_rowptr, t_col, perm, 0, 0, b)

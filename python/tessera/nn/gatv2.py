@@ -59,16 +59,13 @@ class AttentionGraph:
     What it holds stays resident while a layer caches it (a training loop's whole run), so it
     keeps index arrays in the CSR's own (compact, usually int32) type and nothing it can derive:
     no copy of the edges (the edge order is rebuilt from the CSR and perm when attention weights
-    are asked for) and, for a graph built here, the transpose with its permutation already in the
-    type the kernels read (tessera.Graph's transpose keeps an int64 one, converted per backward)."""
+    are asked for); the transpose is its tessera.Graph's memo (permutation in the same type)."""
 
     def __init__(self, rowptr: Tensor, col: Tensor, num_src: int, perm: Optional[Tensor] = None,
                  graph: Optional[Graph] = None):
         self.rowptr, self.col, self.num_src = rowptr, col, num_src
         self.perm = perm              # CSR entry k holds edge perm[k] of the attended edge list
-        self._own = graph is None     # built here: the transpose can live in compact form
         self.graph = graph if graph is not None else Graph(rowptr, col, None, num_src)
-        self._transpose = None
         # GATv2 with self-loops and edge features: which input edges were kept (bool [E]) and
         # their targets, to align each call's edge_attr without re-deriving them from the edges.
         self.kept: Optional[Tensor] = None
@@ -80,13 +77,8 @@ class AttentionGraph:
         return cls(rowptr, col, num_src, perm.to(col.dtype))
 
     def transpose(self):
-        if not self._own:
-            t_rowptr, t_col, perm, _ = self.graph.transpose()
-            return t_rowptr, t_col, perm
-        if self._transpose is None:
-            t_rowptr, t_col, perm = _ops.csr_transpose(self.rowptr, self.col, self.num_src)
-            self._transpose = (t_rowptr, t_col, perm.to(t_col.dtype))
-        return self._transpose
+        t_rowptr, t_col, perm, _ = self.graph.transpose()
+        return t_rowptr, t_col, perm
 
     def attention_weights(self, alpha: Tensor) -> Tuple[Tensor, Tensor]:
         """(edge_index, alpha) in the order of the attended edge list (PyG's return value), from
