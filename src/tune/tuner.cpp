@@ -37,6 +37,15 @@ namespace tessera::tune {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+GraphSignature GraphSignature::of(int64_t nodes, int64_t edges, int skew_class) {
+  auto log2_ceil = [](int64_t v) {
+    int l = 0;
+    while ((int64_t(1) << l) < v) ++l;
+    return l;
+  };
+  return {log2_ceil(nodes), log2_ceil(edges), skew_class};
+}
+
 std::string GraphSignature::str() const {
   return "n2^" + std::to_string(log2_nodes) + ".e2^" + std::to_string(log2_edges) + ".skew" +
          (skew_class < 0 ? std::string("?") : std::to_string(skew_class));

@@ -18,9 +18,10 @@ namespace tessera::tune {
 // carries over to graphs of the same kind and size.
 struct GraphSignature {
   int log2_nodes = 0, log2_edges = 0, skew_class = 0;
+  // The buckets of a graph of `nodes` and `edges` (ceil log2) with its skew class (-1: unknown).
+  static GraphSignature of(int64_t nodes, int64_t edges, int skew_class);
   std::string str() const;
 };
-template <class I> struct SignatureOf;  // see graph_signature() in the family sources
 
 struct Key {
   std::string device, op, dtypes, graph;

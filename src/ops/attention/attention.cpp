@@ -199,12 +199,7 @@ tune::Registry<AttentionBackwardArgs<I>>& attention_backward_registry() {
 // the graph's size class; the head width.
 template <class I>
 tune::Key attention_key(const char* pass, const AttentionArgs<I>& a, const Exec& exec) {
-  auto log2_ceil = [](int64_t v) {
-    int l = 0;
-    while ((int64_t(1) << l) < v) ++l;
-    return l;
-  };
-  const tune::GraphSignature sig{log2_ceil(a.A.rows), log2_ceil(a.A.nnz), -1};
+  const auto sig = tune::GraphSignature::of(a.A.rows, a.A.nnz, -1);
   return {tune::device_key(exec.device), std::string(pass) + "." + attention_kind_name(a.kind),
           std::string(dtype_name(a.query.dtype)) + "/" + index_name(index_of<I>::value) + "/H" + std::to_string(a.heads),
           sig.str(), tune::width_bucket(a.channels)};

@@ -132,12 +132,6 @@ tune::Registry<SegmentReduceArgs<I>> make_registry() {
   return r;
 }
 
-int log2_ceil(int64_t v) {
-  int l = 0;
-  while ((int64_t(1) << l) < v) ++l;
-  return l;
-}
-
 // Skew class (max in-degree over mean): 0 regular, 1 skewed, 2 power law; memoized per graph id.
 template <class I>
 int graph_skew(const CsrView<I>& g, const Exec& exec) {
@@ -168,7 +162,7 @@ int graph_skew(const CsrView<I>& g, const Exec& exec) {
 
 template <class I>
 tune::Key key_of(const SegmentReduceArgs<I>& a, const Exec& exec) {
-  tune::GraphSignature sig{log2_ceil(a.A.rows), log2_ceil(a.A.nnz), graph_skew(a.A, exec)};
+  const auto sig = tune::GraphSignature::of(a.A.rows, a.A.nnz, graph_skew(a.A, exec));
   return {tune::device_key(exec.device), std::string("segment_reduce.") + reduce_name(a.reduce),
           std::string(dtype_name(a.X.dtype)) + "/" + index_name(index_of<I>::value), sig.str(),
           tune::width_bucket(a.X.cols)};

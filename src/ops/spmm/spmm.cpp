@@ -96,15 +96,9 @@ int graph_skew(const CsrView<I>& A, const Exec& exec) {
   return s;
 }
 
-int log2_ceil(int64_t v) {
-  int l = 0;
-  while ((int64_t(1) << l) < v) ++l;
-  return l;
-}
-
 template <class I>
 tune::Key spmm_key(const SpmmArgs<I>& a, const Exec& exec) {
-  tune::GraphSignature sig{log2_ceil(a.A.rows), log2_ceil(a.A.nnz), graph_skew(a.A, exec)};
+  const auto sig = tune::GraphSignature::of(a.A.rows, a.A.nnz, graph_skew(a.A, exec));
   return {tune::device_key(exec.device), "spmm",
           std::string(dtype_name(a.X.dtype)) + "/" + index_name(index_of<I>::value), sig.str(),
           tune::width_bucket(a.X.cols)};
