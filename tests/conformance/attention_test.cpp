@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cuda/ops/mma_fragments.hpp"
+#include "support/mma_emulation.hpp"
 #include "support/testing.hpp"
 #include "tessera/core/dense.hpp"
 #include "tessera/ops/attention.hpp"
@@ -614,6 +615,7 @@ TEST(Attention, CpuFusedIsBitwiseTheSameForAnyThreadCount) {
 // accumulators reused in place as the A operand give P, and ldmatrix.trans'd V gives O = P V.
 TEST(MmaFragments, AttentionWarpEmulationMatchesProducts) {
   namespace mma = tessera::cuda::mma;
+  namespace emu = tessera::testing::mma_emulation;
   constexpr int C = 32;  // two k-steps of Q K^T, four n-tiles of P V
   std::mt19937_64 rng(tessera::testing::seed());
   std::uniform_int_distribution<int> u(-4, 4);  // small integers: every product is exact
@@ -623,16 +625,13 @@ TEST(MmaFragments, AttentionWarpEmulationMatchesProducts) {
   // S = Q K^T through the fragments.
   double sacc[2][32][4] = {};
   for (int s = 0; s < C / 16; ++s) {
-    double A[16][16], hits[16][16] = {};
+    double areg[32][8], A[16][16];
     for (int l = 0; l < 32; ++l)
       for (int i = 0; i < 8; ++i) {  // A element i = half (i & 1) of register i >> 1
         const mma::RowCol q = mma::attn_q_a(l, i >> 1);
-        const mma::RowCol rc = mma::k16_a(l, i);
-        A[rc.row][rc.col] = Q[q.row][16 * s + q.col + (i & 1)];
-        hits[rc.row][rc.col] += 1;
+        areg[l][i] = Q[q.row][16 * s + q.col + (i & 1)];
       }
-    for (auto& r : hits)
-      for (double h : r) ASSERT_EQ(h, 1.0) << "Q fragment does not cover the k-step once";
+    ASSERT_TRUE(emu::a_operand(areg, A)) << "Q fragment does not cover the k-step once";
     double kreg[32][4][2];
     for (int l = 0; l < 32; ++l)
       for (int m = 0; m < 4; ++m)
@@ -642,17 +641,11 @@ TEST(MmaFragments, AttentionWarpEmulationMatchesProducts) {
           kreg[l][m][j] = K[ad.row][16 * s + ad.col + el.col];
         }
     for (int n = 0; n < 2; ++n) {
-      double B[16][8];
+      double breg[32][4], B[16][8];
       for (int l = 0; l < 32; ++l)
-        for (int i = 0; i < 4; ++i) {
-          const mma::RowCol rc = mma::k16_b(l, i);
-          B[rc.row][rc.col] = kreg[l][2 * n + (i >> 1)][i & 1];
-        }
-      for (int l = 0; l < 32; ++l)
-        for (int i = 0; i < 4; ++i) {
-          const mma::RowCol rc = mma::acc_c(l, i);
-          for (int k = 0; k < 16; ++k) sacc[n][l][i] += A[rc.row][k] * B[k][rc.col];
-        }
+        for (int i = 0; i < 4; ++i) breg[l][i] = kreg[l][2 * n + (i >> 1)][i & 1];
+      ASSERT_TRUE(emu::b_operand(breg, B)) << "K fragment does not cover n-tile " << n << " once";
+      emu::accumulate(A, B, sacc[n]);
     }
   }
   double S[16][16];
@@ -668,19 +661,15 @@ TEST(MmaFragments, AttentionWarpEmulationMatchesProducts) {
         ASSERT_EQ(sacc[n][l][i], S[rc.row][8 * n + rc.col]) << "S lane " << l << " element " << i;
       }
   // P: the accumulators as the A operand of P V (no shuffles).
-  double P[16][16], hits[16][16] = {};
+  double preg[32][8], P[16][16];
   for (int l = 0; l < 32; ++l)
     for (int i = 0; i < 8; ++i) {
       const mma::AccPair ap = mma::attn_p_from_s(i >> 1);
-      const mma::RowCol rc = mma::k16_a(l, i);
-      P[rc.row][rc.col] = sacc[ap.ntile][l][2 * ap.half + (i & 1)];
-      hits[rc.row][rc.col] += 1;
+      preg[l][i] = sacc[ap.ntile][l][2 * ap.half + (i & 1)];
     }
+  ASSERT_TRUE(emu::a_operand(preg, P)) << "P fragment does not cover the tile once";
   for (int r = 0; r < 16; ++r)
-    for (int k = 0; k < 16; ++k) {
-      ASSERT_EQ(hits[r][k], 1.0) << "P fragment does not cover the tile once";
-      ASSERT_EQ(P[r][k], S[r][k]) << "P row " << r << " slot " << k;
-    }
+    for (int k = 0; k < 16; ++k) ASSERT_EQ(P[r][k], S[r][k]) << "P row " << r << " slot " << k;
   // O = P V with V from ldmatrix.trans.
   for (int q = 0; q < C / 16; ++q) {
     double vreg[2][32][4];
@@ -692,20 +681,16 @@ TEST(MmaFragments, AttentionWarpEmulationMatchesProducts) {
           vreg[m >> 1][l][2 * (m & 1) + j] = V[ad.row][16 * q + ad.col + el.col];
         }
     for (int n = 0; n < 2; ++n) {
-      double B[16][8];
-      for (int l = 0; l < 32; ++l)
-        for (int i = 0; i < 4; ++i) {
-          const mma::RowCol rc = mma::k16_b(l, i);
-          B[rc.row][rc.col] = vreg[n][l][i];
-        }
+      double B[16][8], oacc[32][4] = {};
+      ASSERT_TRUE(emu::b_operand(vreg[n], B)) << "V fragment does not cover n-tile " << n << " once";
+      emu::accumulate(P, B, oacc);
       for (int l = 0; l < 32; ++l)
         for (int i = 0; i < 4; ++i) {
           const mma::RowCol rc = mma::acc_c(l, i);
-          double o = 0, want = 0;
-          for (int k = 0; k < 16; ++k) o += P[rc.row][k] * B[k][rc.col];
           const int c = 16 * q + 8 * n + rc.col;
+          double want = 0;
           for (int k = 0; k < 16; ++k) want += S[rc.row][k] * V[k][c];
-          ASSERT_EQ(o, want) << "O row " << rc.row << " channel " << c;
+          ASSERT_EQ(oacc[l][i], want) << "O row " << rc.row << " channel " << c;
         }
     }
   }

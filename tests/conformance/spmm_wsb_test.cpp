@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda/ops/mma_fragments.hpp"
+#include "support/mma_emulation.hpp"
 #include "support/testing.hpp"
 #include "tessera/format/wsb.hpp"
 #include "tessera/ops/spmm.hpp"
@@ -246,6 +247,7 @@ TEST(WsbFormat, RejectsBadInput) {
 // ---- warp emulation of the kernels' fragment mappings ----------------------------------------------
 namespace {
 namespace mma = tessera::cuda::mma;
+namespace emu = tessera::testing::mma_emulation;
 
 struct Emu {
   double tile[2][16][8];   // the two blocks of a pair
@@ -284,29 +286,12 @@ TEST(MmaFragments, K16WarpEmulationMatchesProduct) {
           breg[m >> 1][l][2 * (m & 1) + j] = e.sx[ad.row][16 * q + ad.col + el.col];
         }
     // The hardware: operands assembled from the fragments per the PTX tables.
-    double A[16][16], hits_a[16][16] = {};
-    for (int l = 0; l < 32; ++l)
-      for (int i = 0; i < 8; ++i) {
-        const mma::RowCol rc = mma::k16_a(l, i);
-        A[rc.row][rc.col] = areg[l][i];
-        hits_a[rc.row][rc.col] += 1;
-      }
+    double A[16][16];
+    ASSERT_TRUE(emu::a_operand(areg, A)) << "A fragment does not cover the tile once";
     for (int n = 0; n < 2; ++n) {
-      double B[16][8], hits_b[16][8] = {};
-      for (int l = 0; l < 32; ++l)
-        for (int i = 0; i < 4; ++i) {
-          const mma::RowCol rc = mma::k16_b(l, i);
-          B[rc.row][rc.col] = breg[n][l][i];
-          hits_b[rc.row][rc.col] += 1;
-        }
-      for (auto& r : hits_b)
-        for (double h : r) ASSERT_EQ(h, 1.0) << "B fragment does not cover the tile once";
-      double creg[32][4] = {};
-      for (int l = 0; l < 32; ++l)
-        for (int i = 0; i < 4; ++i) {
-          const mma::RowCol rc = mma::acc_c(l, i);
-          for (int k = 0; k < 16; ++k) creg[l][i] += A[rc.row][k] * B[k][rc.col];
-        }
+      double B[16][8], creg[32][4] = {};
+      ASSERT_TRUE(emu::b_operand(breg[n], B)) << "B fragment does not cover the tile once";
+      emu::accumulate(A, B, creg);
       // Epilogue as store_acc writes it.
       const int j = 2 * q + n;
       for (int l = 0; l < 32; ++l)
@@ -316,8 +301,6 @@ TEST(MmaFragments, K16WarpEmulationMatchesProduct) {
           Y[rc.row][8 * j + rc.col + 1] = creg[l][2 * h + 1];
         }
     }
-    for (auto& r : hits_a)
-      for (double h : r) ASSERT_EQ(h, 1.0) << "A fragment does not cover the tile once";
   }
   for (int r = 0; r < 16; ++r)
     for (int f = 0; f < 64; ++f) {

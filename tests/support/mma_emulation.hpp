@@ -1,0 +1,51 @@
+#pragma once
+// One warp's mma.m16n8k16 on the CPU, assembled from per-lane registers by the PTX fragment tables
+// of cuda/ops/mma_fragments.hpp, for tests that fill the registers as a kernel does and compare
+// the warp's result with the plain product. Each operand builder reports whether the 32 lanes
+// cover every element of its tile exactly once (a mapping bug shows up there first).
+#include "cuda/ops/mma_fragments.hpp"
+
+namespace tessera::testing::mma_emulation {
+
+namespace mma = tessera::cuda::mma;
+
+// A (16 x 16) from each lane's 8 A elements (k16_a).
+inline bool a_operand(const double (&areg)[32][8], double (&A)[16][16]) {
+  int hits[16][16] = {};
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 8; ++i) {
+      const mma::RowCol rc = mma::k16_a(l, i);
+      A[rc.row][rc.col] = areg[l][i];
+      ++hits[rc.row][rc.col];
+    }
+  for (auto& r : hits)
+    for (int h : r)
+      if (h != 1) return false;
+  return true;
+}
+
+// B (16 x 8) from each lane's 4 B elements (k16_b).
+inline bool b_operand(const double (&breg)[32][4], double (&B)[16][8]) {
+  int hits[16][8] = {};
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) {
+      const mma::RowCol rc = mma::k16_b(l, i);
+      B[rc.row][rc.col] = breg[l][i];
+      ++hits[rc.row][rc.col];
+    }
+  for (auto& r : hits)
+    for (int h : r)
+      if (h != 1) return false;
+  return true;
+}
+
+// Each lane's 4 accumulators (acc_c) += the elements of A B they hold.
+inline void accumulate(const double (&A)[16][16], const double (&B)[16][8], double (&creg)[32][4]) {
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) {
+      const mma::RowCol rc = mma::acc_c(l, i);
+      for (int k = 0; k < 16; ++k) creg[l][i] += A[rc.row][k] * B[k][rc.col];
+    }
+}
+
+}  // namespace tessera::testing::mma_emulation
