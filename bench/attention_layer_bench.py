@@ -86,12 +86,7 @@ def main():
     t_start = time.monotonic()
     tessera = bc.import_tessera()
     import tessera.nn as tnn
-    try:
-        import torch_geometric
-        import torch_geometric.nn as pnn
-        pyg_version = torch_geometric.__version__
-    except Exception as e:  # tessera is still timed
-        pnn, pyg_version = None, f"unavailable ({e})"
+    pnn, pyg_version = bc.import_pyg_nn()
     dev = torch.device("cuda")
     record = bc.provenance(torch.cuda.get_device_name(0))
     record.update({"benchmark": "attention_gpu_vs_pyg", "pyg": pyg_version, "width": a.width, "reps": a.reps,

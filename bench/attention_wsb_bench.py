@@ -96,11 +96,9 @@ def main():
     tessera = bc.import_tessera()
     import tessera.nn as tnn
     ops = torch.ops.tessera
-    try:
-        import torch_geometric.nn as pnn
-    except Exception as e:
-        pnn = None
-        print(f"PyG unavailable ({e}): only tessera is timed")
+    pnn, pyg_version = bc.import_pyg_nn()
+    if pnn is None:
+        print(f"PyG {pyg_version}: only tessera is timed")
     dev = torch.device("cuda")
     record = bc.provenance(torch.cuda.get_device_name(0))
     record.update({"benchmark": "attention_wsb_vs_csr_vs_pyg", "width": a.width, "reps": a.reps, "rows": [],

@@ -120,3 +120,14 @@ def import_tessera():
     sys.path.insert(0, os.path.join(ROOT, "tests", "python"))  # pyg_reference (the CPU peer)
     import tessera  # noqa: F401
     return tessera
+
+
+def import_pyg_nn():
+    """(torch_geometric.nn, its version) or (None, "unavailable (why)"): the GPU benchmarks time
+    PyG in the same run when it is installed and tessera alone otherwise."""
+    try:
+        import torch_geometric
+        import torch_geometric.nn as pyg_nn
+        return pyg_nn, torch_geometric.__version__
+    except Exception as e:
+        return None, f"unavailable ({e})"

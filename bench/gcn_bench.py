@@ -98,12 +98,8 @@ def main():
         raise SystemExit("gcn_bench: no CUDA device (use bench/gcn_cpu_bench.py on CPU machines)")
     tessera = bc.import_tessera()
     from tessera.nn import GCNConv
-    try:
-        from torch_geometric.nn import GCNConv as PygGCNConv
-        import torch_geometric
-        pyg_version = torch_geometric.__version__
-    except Exception as e:  # still time tessera
-        PygGCNConv, pyg_version = None, f"unavailable ({e})"
+    pyg_nn, pyg_version = bc.import_pyg_nn()
+    PygGCNConv = pyg_nn.GCNConv if pyg_nn is not None else None
     dev = torch.device("cuda")
     widths = [int(w) for w in a.widths.split(",")]
     rows = []
