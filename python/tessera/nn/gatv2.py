@@ -24,7 +24,6 @@ from torch import Tensor
 from torch.nn import Parameter
 
 from ..graph import Graph
-from .overlap import SideBranch
 
 _ops = torch.ops.tessera
 
@@ -268,17 +267,18 @@ class GATv2Conv(torch.nn.Module):
         H = self.heads
         res = None
         if isinstance(x, Tensor):
+            if self.res is not None:
+                res = self.res(x)
             x_l = self.lin_l(x)
             x_r = x_l if self.share_weights else self.lin_r(x)
-            x_dst = x
         else:
             x_src, x_dst = x
             if x_dst is None:
                 raise NotImplementedError("tessera GATv2Conv: x = (x_src, None) is not supported")
+            if self.res is not None:
+                res = self.res(x_dst)
             x_l = self.lin_l(x_src)
             x_r = self.lin_r(x_dst)
-        if self.res is not None:  # needs only x: its GEMMs overlap the attention (forward and backward)
-            res = SideBranch.start(lambda: self.res(x_dst), like=x_dst)
         want_alpha = bool(return_attention_weights)
         if edge_attr is not None:
             edge_attr = self._checked_edge_attr(edge_index, edge_attr)
@@ -298,11 +298,11 @@ class GATv2Conv(torch.nn.Module):
         attention = g.attention_weights(alpha) if want_alpha else None
         return self._finish(out, res, attention)
 
-    def _finish(self, out: Tensor, res: Optional[SideBranch], attention):
+    def _finish(self, out: Tensor, res: Optional[Tensor], attention):
         if not self.concat:
             out = out.view(-1, self.heads, self.out_channels).mean(dim=1)
         if res is not None:
-            out = add_to_fresh(out, res.join())
+            out = add_to_fresh(out, res)
         if self.bias is not None:
             out = add_to_fresh(out, self.bias)
         return (out, attention) if attention is not None else out

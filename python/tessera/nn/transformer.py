@@ -22,7 +22,6 @@ from torch import Tensor
 
 from ..graph import Graph
 from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, add_to_fresh, fused_attention
-from .overlap import SideBranch
 
 
 class TransformerConv(torch.nn.Module):
@@ -97,21 +96,18 @@ class TransformerConv(torch.nn.Module):
                             f"got {type(edge_index).__name__}")
         if ea is not None and g.perm is not None:
             ea = ea.index_select(0, g.perm)  # into the CSR's entry order
-        x_dst = x[1]
-        # lin_skip needs only x: its GEMM (and, in backward, its two GEMMs) overlap the attention
-        skip = SideBranch.start(lambda: self.lin_skip(x_dst), like=x_dst) if self.root_weight else None
         out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
                                      self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
                                      edge_weight=edge_weight)
         attention = g.attention_weights(alpha) if want_alpha else None
-        return self._finish(out, skip, attention)
+        return self._finish(out, x, attention)
 
-    def _finish(self, out: Tensor, skip: Optional[SideBranch], attention):
+    def _finish(self, out: Tensor, x, attention):
         H, C = self.heads, self.out_channels
         if not self.concat:
             out = out.view(-1, H, C).mean(dim=1)
-        if skip is not None:
-            x_r = skip.join()
+        if self.root_weight:
+            x_r = self.lin_skip(x[1])
             if self.lin_beta is not None:
                 b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
                 out = b * x_r + (1 - b) * out
