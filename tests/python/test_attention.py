@@ -341,3 +341,42 @@ def test_transformer_half_on_wsb_tensor_cores_matches_oracle(seed, dtype, monkey
     monkeypatch.setenv("TESSERA_VARIANT_ATTENTION", "cuda.wsb")
     with pytest.raises(RuntimeError, match="cuda.wsb"):
         TransformerConv(32, 32, heads=2, dropout=0.5).cuda().to(dtype).train()(xh, ei)  # dropout: refused
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device: the one-node TransformerConv also runs on the GPU machine"))])
+@pytest.mark.parametrize("bias,dropout", [(True, 0.0), (False, 0.0), (True, 0.3)])
+def test_transformer_one_node_path_matches_composed_layer(seed, device, bias, dropout):
+    """TransformerConv's one-autograd-node path (x a tensor, root_weight, concat) against the same
+    layer composed from Linears and the attention op (taken with x given as the pair (x, x)):
+    output and the gradients of x and every parameter, in training with dropout too (same seed),
+    and with x or the weights frozen (only the asked-for gradients are computed)."""
+    dt = torch.float64
+    n = 70
+    mod = TransformerConv(12, 8, heads=3, bias=bias, dropout=dropout).to(device, dt).train()
+    x = torch.randn(n, 12, device=device, dtype=dt, requires_grad=True)
+    ei = random_edges(n, n, 400, device)
+    w = torch.randn(n, 24, device=device, dtype=dt)
+    results = []
+    for inputs in (x, (x, x)):
+        torch.manual_seed(1)  # the dropout seed is drawn from torch's generator: the same on both paths
+        x.grad = None
+        out = mod(inputs, ei)
+        g = grads(mod, out, w)
+        results.append((out.detach(), x.grad.clone(), g))
+    (o1, dx1, g1), (o0, dx0, g0) = results
+    torch.testing.assert_close(o1, o0, rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(dx1, dx0, rtol=1e-10, atol=1e-10)
+    assert g1.keys() == g0.keys()
+    for k in g0:
+        torch.testing.assert_close(g1[k], g0[k], rtol=1e-10, atol=1e-10, msg=lambda m: f"grad of {k}: {m}")
+    # frozen input, then frozen weights: the node still gives the remaining gradients
+    xf = x.detach()
+    out = mod(xf, ei)
+    assert grads(mod, out, w).keys() == g0.keys()
+    for p in mod.parameters():
+        p.requires_grad_(False)
+    x.grad = None
+    torch.manual_seed(1)
+    (mod(x, ei) * w).sum().backward()
+    torch.testing.assert_close(x.grad, dx0, rtol=1e-10, atol=1e-10)
