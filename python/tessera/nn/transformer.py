@@ -13,13 +13,6 @@ Edge features (``edge_dim``/``edge_attr``): e = lin_edge(edge_attr) (no bias) is
 v_j as PyG does. The fused kernels (CPU and CUDA) project each edge's features where they use them:
 no E x H x C tensor, in forward or backward.
 
-One autograd node (the common case: one x for sources and targets, root_weight without beta,
-concat, no edge features, no attention weights returned): the four projections, the attention and
-the residual are one function whose backward accumulates dx = gy W_skip + dq W_q + dk W_k + dv W_v
-in the GEMMs' own epilogue (beta = 1) instead of adding four [N, in] gradients, and whose forward
-adds x W_skip^T into the attention output in place (no [N, H*C] residual tensor written and read
-back). The general case composes the torch Linears and the attention op.
-
 Not supported (raises): lazy in_channels (-1).
 """
 from typing import Optional, Tuple, Union
@@ -28,47 +21,7 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
-from .gatv2 import AttentionGraph, GraphCache, _ops, _pyg_linear, _reset_linear, add_to_fresh, fused_attention
-
-
-class _TransformerLayer(torch.autograd.Function):
-    """out = attention(x Wq^T + bq, x Wk^T + bk, x Wv^T + bv) + x Ws^T (+ bs) as one node."""
-
-    @staticmethod
-    def forward(ctx, x, wq, bq, wk, bk, wv, bv, ws, bs, g: AttentionGraph, transpose, heads: int,
-                dropout: float, seed: int):
-        q, k, v = torch.addmm(bq, x, wq.t()), torch.addmm(bk, x, wk.t()), torch.addmm(bv, x, wv.t())
-        t_rowptr, t_col, t_perm = transpose if transpose is not None else (None, None, None)
-        out, lse, _ = _ops.attention(g.rowptr, g.col, q, k, v, None, heads, "transformer", 0.2, 0.0, dropout, seed,
-                                     False, False, t_rowptr, t_col, t_perm, False, g.graph.id, None, None)
-        out.addmm_(x, ws.t())  # the residual in the GEMM's epilogue (beta = 1)
-        if bs is not None:
-            out.add_(bs)
-        ctx.save_for_backward(x, wq, wk, wv, ws, q, k, v, lse)
-        ctx.graph, ctx.transpose, ctx.heads, ctx.dropout, ctx.seed = g, transpose, heads, dropout, seed
-        ctx.has_bs = bs is not None
-        return out
-
-    @staticmethod
-    def backward(ctx, gy):
-        x, wq, wk, wv, ws, q, k, v, lse = ctx.saved_tensors
-        g = ctx.graph
-        t_rowptr, t_col, t_perm = ctx.transpose
-        gy = gy.contiguous()
-        dq, dk, dv, _, _, _ = _ops.attention_backward(gy, g.rowptr, g.col, q, k, v, None, lse, ctx.heads,
-                                                      "transformer", 0.2, 0.0, ctx.dropout, ctx.seed, t_rowptr,
-                                                      t_col, t_perm, False, None, None)
-        need = ctx.needs_input_grad
-        dx = None
-        if need[0]:  # one [N, in] buffer, the four products accumulated into it by the GEMMs
-            dx = torch.mm(gy, ws)
-            for d, w in ((dq, wq), (dk, wk), (dv, wv)):
-                dx.addmm_(d, w)
-        grads = [dx]
-        for d, i in ((dq, 1), (dk, 3), (dv, 5), (gy, 7)):
-            grads.append(torch.mm(d.t(), x) if need[i] else None)
-            grads.append(d.sum(0) if need[i + 1] and (i != 7 or ctx.has_bs) else None)
-        return tuple(grads) + (None,) * 5
+from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, add_to_fresh, fused_attention
 
 
 class TransformerConv(torch.nn.Module):
@@ -117,15 +70,12 @@ class TransformerConv(torch.nn.Module):
         if (self.lin_edge is None) != (edge_attr is None):
             raise ValueError("TransformerConv: edge_attr must be given exactly when the layer has edge_dim")
         H = self.heads
-        want_alpha = bool(return_attention_weights)
-        if isinstance(x, Tensor) and edge_attr is None and not want_alpha and self.root_weight and \
-                self.lin_beta is None and self.concat:
-            return self._forward_one_node(x, edge_index)
         if isinstance(x, Tensor):
             x = (x, x)
         query = self.lin_query(x[1])
         key = self.lin_key(x[0])
         value = self.lin_value(x[0])
+        want_alpha = bool(return_attention_weights)
         ea = edge_weight = None
         if edge_attr is not None:
             if not isinstance(edge_index, Tensor):
@@ -135,7 +85,15 @@ class TransformerConv(torch.nn.Module):
                 raise ValueError(f"TransformerConv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
                                  f"{edge_index.size(1)} edges")
             ea, edge_weight = (edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr), self.lin_edge.weight
-        g = self._graph(edge_index, key.size(0), query.size(0))
+        if isinstance(edge_index, Graph):
+            g = AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
+        elif isinstance(edge_index, Tensor):
+            n_dst, n_src = query.size(0), key.size(0)
+            g = self._graph_cache.get(edge_index, (n_src, n_dst),
+                                      lambda: AttentionGraph.from_edge_index(edge_index, n_dst, n_src))
+        else:
+            raise TypeError(f"TransformerConv: edge_index must be a [2, E] tensor or a tessera.Graph, "
+                            f"got {type(edge_index).__name__}")
         if ea is not None and g.perm is not None:
             ea = ea.index_select(0, g.perm)  # into the CSR's entry order
         out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
@@ -143,24 +101,6 @@ class TransformerConv(torch.nn.Module):
                                      edge_weight=edge_weight)
         attention = g.attention_weights(alpha) if want_alpha else None
         return self._finish(out, x, attention)
-
-    def _graph(self, edge_index, n_src: int, n_dst: int) -> AttentionGraph:
-        if isinstance(edge_index, Graph):
-            return AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
-        if isinstance(edge_index, Tensor):
-            return self._graph_cache.get(edge_index, (n_src, n_dst),
-                                         lambda: AttentionGraph.from_edge_index(edge_index, n_dst, n_src))
-        raise TypeError(f"TransformerConv: edge_index must be a [2, E] tensor or a tessera.Graph, "
-                        f"got {type(edge_index).__name__}")
-
-    def _forward_one_node(self, x: Tensor, edge_index) -> Tensor:
-        g = self._graph(edge_index, x.size(0), x.size(0))
-        params = (self.lin_query.weight, self.lin_query.bias, self.lin_key.weight, self.lin_key.bias,
-                  self.lin_value.weight, self.lin_value.bias, self.lin_skip.weight, self.lin_skip.bias)
-        needs_grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x,) + params)
-        p = self.dropout if self.training else 0.0
-        seed = int(torch.randint(0, 2 ** 62, (1,)).item()) if p > 0 else 0
-        return _TransformerLayer.apply(x, *params, g, g.transpose() if needs_grad else None, self.heads, p, seed)
 
     def _finish(self, out: Tensor, x, attention):
         H, C = self.heads, self.out_channels
