@@ -25,6 +25,18 @@ namespace tessera::ops::cuda_attention {
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWarpsPerBlock = 8;
 
+// Blocks per SM the kernels are compiled for (__launch_bounds__' second argument; 1 leaves the
+// register count to the compiler). Experiment knobs, for float-accumulated rows of up to 4
+// channels per lane (the C = 64 and C = 128 configurations).
+#ifndef TESSERA_ATTN_FWD_BLOCKS
+#define TESSERA_ATTN_FWD_BLOCKS 1
+#endif
+#ifndef TESSERA_ATTN_BWD_BLOCKS
+#define TESSERA_ATTN_BWD_BLOCKS 1
+#endif
+template <class Acc, int CPT, int Blocks>
+constexpr int kMinBlocks = std::is_same_v<Acc, float> && CPT <= 4 ? Blocks : 1;
+
 template <class T> struct dev_type { using type = T; };
 template <> struct dev_type<half_t> { using type = __half; };
 template <> struct dev_type<bf16_t> { using type = __nv_bfloat16; };
@@ -319,7 +331,7 @@ __device__ __forceinline__ void block_sum(Acc (&r)[CPT], Acc* scratch) {
 // ---------------------------------------------------------------------------------------------
 // Forward: out, lse (and alpha when asked) per (target, head).
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<Acc, CPT, TESSERA_ATTN_FWD_BLOCKS>))
 forward_kernel(const Params<T, I, Acc> p, bool heavy) {
   constexpr int EPW = 32 / LPE, CP = LPE * CPT;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -464,7 +476,7 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
 // ---------------------------------------------------------------------------------------------
 // Backward pass 1, per (target, head): Delta, dq (or dx_r) and datt.
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<Acc, CPT, TESSERA_ATTN_BWD_BLOCKS>))
 backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
   constexpr int EPW = 32 / LPE;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -604,7 +616,7 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
 // Backward pass 2, per (source, head): dk and dv (GATv2: the whole dx_l), walking the targets of
 // the source's out-edges.
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<Acc, CPT, TESSERA_ATTN_BWD_BLOCKS>))
 backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
   constexpr int EPW = 32 / LPE;
   extern __shared__ __align__(16) unsigned char smem_raw[];
