@@ -25,17 +25,15 @@ namespace tessera::ops::cuda_attention {
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWarpsPerBlock = 8;
 
-// Blocks per SM the kernels are compiled for (__launch_bounds__' second argument; 1 leaves the
-// register count to the compiler). Experiment knobs, for float-accumulated rows of up to 4
-// channels per lane (the C = 64 and C = 128 configurations).
-#ifndef TESSERA_ATTN_FWD_BLOCKS
-#define TESSERA_ATTN_FWD_BLOCKS 1
-#endif
-#ifndef TESSERA_ATTN_BWD_BLOCKS
-#define TESSERA_ATTN_BWD_BLOCKS 1
-#endif
-template <class Acc, int CPT, int Blocks>
-constexpr int kMinBlocks = std::is_same_v<Acc, float> && CPT <= 4 ? Blocks : 1;
+// Blocks per SM the backward kernels are compiled for (__launch_bounds__' second argument). f32
+// rows of up to 4 channels per lane (C = 64 and 128) need 75-80 registers, which leaves 3 blocks
+// (24 warps) per SM; bounded to 4 blocks they fit 64 registers with 48-64 bytes of spills, and the
+// latency-bound walks gain more from the extra warps than the spills cost (H200, same run:
+// targets / sources passes of the R-MAT 4x64 Transformer 18.9 / 20.4 -> 17.0 / 18.9 ms, of the
+// grid 8x128 15.1 / 15.2 -> 10.7 / 12.3 ms). Not applied with edge features (0.5-1.1 KB of
+// spills at 64 registers) or to other types (not measured); the forward already fits 64.
+template <class T, int CPT, bool EDGE>
+constexpr int kBackwardMinBlocks = std::is_same_v<T, float> && CPT <= 4 && !EDGE ? 4 : 1;
 
 template <class T> struct dev_type { using type = T; };
 template <> struct dev_type<half_t> { using type = __half; };
@@ -331,7 +329,7 @@ __device__ __forceinline__ void block_sum(Acc (&r)[CPT], Acc* scratch) {
 // ---------------------------------------------------------------------------------------------
 // Forward: out, lse (and alpha when asked) per (target, head).
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<Acc, CPT, TESSERA_ATTN_FWD_BLOCKS>))
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
 forward_kernel(const Params<T, I, Acc> p, bool heavy) {
   constexpr int EPW = 32 / LPE, CP = LPE * CPT;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -476,7 +474,7 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
 // ---------------------------------------------------------------------------------------------
 // Backward pass 1, per (target, head): Delta, dq (or dx_r) and datt.
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<Acc, CPT, TESSERA_ATTN_BWD_BLOCKS>))
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kBackwardMinBlocks<T, CPT, EDGE>))
 backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
   constexpr int EPW = 32 / LPE;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -616,7 +614,7 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
 // Backward pass 2, per (source, head): dk and dv (GATv2: the whole dx_l), walking the targets of
 // the source's out-edges.
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<Acc, CPT, TESSERA_ATTN_BWD_BLOCKS>))
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kBackwardMinBlocks<T, CPT, EDGE>))
 backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
   constexpr int EPW = 32 / LPE;
   extern __shared__ __align__(16) unsigned char smem_raw[];
