@@ -10,6 +10,7 @@
 
 #include "tessera/ops/attention.hpp"
 #include "needs_grad.hpp"
+#include "outputs.hpp"
 #include "views.hpp"
 
 namespace tessera::pt {
@@ -81,7 +82,7 @@ Outputs attention_kernel(const at::Tensor& rowptr, const at::Tensor& col, const 
   at::Tensor att;
   if (has(att_in)) att = att_in->to(acc).contiguous();
   const int64_t rows = rowptr.size(0) - 1;
-  auto out = at::empty({rows, q.size(1)}, q.options());
+  auto out = empty_output({rows, q.size(1)}, q.options());
   auto lse = at::empty({rows, heads}, q.options().dtype(acc));
   auto alpha = at::empty({return_alpha ? col.size(0) : 0, heads}, q.options().dtype(acc));
   const at::Tensor ea = edge_input(edge_attr_in, q), ew = edge_input(edge_weight_in, q);
@@ -115,12 +116,12 @@ Grads attention_backward_kernel(const at::Tensor& grad_out, const at::Tensor& ro
   at::Tensor att;
   if (has(att_in)) att = att_in->to(acc).contiguous();
   const at::Tensor lse = lse_in.to(acc).contiguous();
-  auto dq = at::empty_like(q, at::MemoryFormat::Contiguous);
-  auto dk = at::empty_like(k, at::MemoryFormat::Contiguous);
-  at::Tensor dv = v ? at::empty_like(*v, at::MemoryFormat::Contiguous) : at::Tensor();
+  auto dq = empty_output_like(q);
+  auto dk = empty_output_like(k);
+  at::Tensor dv = v ? empty_output_like(*v) : at::Tensor();
   at::Tensor datt = att.defined() ? at::empty({att.numel()}, q.options().dtype(acc)) : at::Tensor();
   const at::Tensor ea = edge_input(edge_attr_in, q), ew = edge_input(edge_weight_in, q);
-  at::Tensor dea = ea.defined() ? at::empty_like(ea, at::MemoryFormat::Contiguous) : at::Tensor();
+  at::Tensor dea = ea.defined() ? empty_output_like(ea) : at::Tensor();
   at::Tensor dew = ew.defined() ? at::empty(ew.sizes(), q.options().dtype(acc)) : at::Tensor();
   TESSERA_CHECK(has(t_rowptr) == has(t_col) && has(t_col) == has(t_perm),
                 "attention: pass all of t_rowptr, t_col, t_perm (a cached transpose) or none");

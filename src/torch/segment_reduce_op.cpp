@@ -11,6 +11,7 @@
 
 #include "tessera/ops/segment_reduce.hpp"
 #include "needs_grad.hpp"
+#include "outputs.hpp"
 #include "views.hpp"
 
 namespace tessera::pt {
@@ -27,8 +28,8 @@ std::tuple<at::Tensor, at::Tensor> segment_reduce_kernel(const at::Tensor& rowpt
   TorchExec ex(x);
   const Device dev = ex.device();
   const int64_t rows = rowptr.size(0) - 1;
-  auto y = at::empty({rows, x.size(1)}, x.options());
-  auto arg = ops::has_arg(red) ? at::empty({rows, x.size(1)}, x.options().dtype(at::kLong))
+  auto y = empty_output({rows, x.size(1)}, x.options());
+  auto arg = ops::has_arg(red) ? empty_output({rows, x.size(1)}, x.options().dtype(at::kLong))
                                : at::empty({0}, x.options().dtype(at::kLong));
   TESSERA_DISPATCH_INDEX(index_type_from(rowptr, "segment_reduce: rowptr"), I, [&] {
     ops::SegmentReduceArgs<I> a;
@@ -59,7 +60,7 @@ at::Tensor segment_reduce_backward_kernel(const at::Tensor& rowptr, const at::Te
                   "segment_reduce_backward: arg must be int64 [", grad.size(0), ", ", F, "] on ", dev.str(),
                   ", got ", c10::toString(arg.scalar_type()), " ", arg.sizes());
   }
-  auto dx = at::empty({num_cols, F}, grad.options());
+  auto dx = empty_output({num_cols, F}, grad.options());
   TESSERA_DISPATCH_INDEX(index_type_from(rowptr, "segment_reduce_backward: rowptr"), I, [&] {
     ops::SegmentReduceBackwardArgs<I> a;
     a.A = csr_view<I>(rowptr, col, num_cols, dev, "segment_reduce_backward", uint64_t(graph_id));

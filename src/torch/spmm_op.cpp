@@ -12,6 +12,7 @@
 
 #include "graph_ops.hpp"
 #include "needs_grad.hpp"
+#include "outputs.hpp"
 #include "tessera/ops/spmm.hpp"
 #include "views.hpp"
 
@@ -42,7 +43,7 @@ at::Tensor spmm_kernel(const at::Tensor& rowptr, const at::Tensor& col, const Op
   TorchExec ex(x);
   const Device dev = ex.device();
   const int64_t rows = rowptr.size(0) - 1;
-  auto y = at::empty({rows, x.size(1)}, x.options());
+  auto y = empty_output({rows, x.size(1)}, x.options());
   at::Tensor v;
   if (has(values)) {
     v = values->to(accum_type(x.scalar_type())).contiguous();

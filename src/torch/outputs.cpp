@@ -1,0 +1,33 @@
+#include "outputs.hpp"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace tessera::pt {
+namespace {
+bool huge_outputs_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("TESSERA_CPU_HUGE_OUTPUTS");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+}  // namespace
+
+at::Tensor empty_output(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  if (!options.device().is_cpu()) return at::empty(sizes, options);
+  int64_t n = 1;
+  for (const int64_t s : sizes) n *= s;
+  const size_t bytes = size_t(n) * options.dtype().itemsize();
+  if (bytes < kHugePageOutputBytes || !huge_outputs_enabled()) return at::empty(sizes, options);
+  constexpr size_t kHuge = size_t(2) << 20;
+  const size_t len = (bytes + kHuge - 1) / kHuge * kHuge;  // aligned_alloc wants a multiple of the alignment
+  void* p = std::aligned_alloc(kHuge, len);
+  if (p == nullptr) return at::empty(sizes, options);  // let torch's allocator report the failure
+  madvise(p, len, MADV_HUGEPAGE);  // advice only: an error (THP unavailable) leaves ordinary pages
+  return at::from_blob(p, sizes, [](void* q) { std::free(q); }, options);
+}
+
+}  // namespace tessera::pt
