@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ops/attention/backends.hpp"
+#include "prefetch.hpp"
 
 namespace tessera::ops::detail {
 namespace {
@@ -129,15 +130,11 @@ struct Ctx {
   }
 };
 
-// The walks gather whole neighbour rows in random order and stall on the first cache miss of
-// each; asking for the row of the entry kAhead positions on (into the next rows at a row's end)
-// hides most of that latency.
+using cpu::prefetch_row;
+// Entries ahead whose source row is prefetched (prefetch.hpp).
 constexpr int64_t kAhead = 3;
 // Most projected edge-feature values (deg x H*C) a targets-pass row keeps between its walks.
 constexpr int64_t kKeptProjections = int64_t(1) << 18;
-inline void prefetch_row(const void* p, int64_t bytes) {
-  for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o);
-}
 
 int threads_of(const Exec& exec) { return exec.threads > 0 ? exec.threads : omp_get_max_threads(); }
 
