@@ -1,9 +1,13 @@
 #include "outputs.hpp"
 
+#include <torch/library.h>
+
 #include <sys/mman.h>
 
 #include <cstdlib>
 #include <cstring>
+
+#include "boundary.hpp"
 
 namespace tessera::pt {
 namespace {
@@ -30,4 +34,16 @@ at::Tensor empty_output(at::IntArrayRef sizes, const at::TensorOptions& options)
   return at::from_blob(p, sizes, [](void* q) { std::free(q); }, options);
 }
 
+namespace {
+// For the Python layers' dense projections (tessera/nn/_linear.py), whose outputs torch would
+// allocate: a CPU tensor on the same memory as the ops' outputs.
+at::Tensor empty_output_op(c10::ArrayRef<int64_t> sizes, c10::ScalarType dtype) {
+  return empty_output(sizes, at::TensorOptions().dtype(dtype));
+}
+}  // namespace
+
 }  // namespace tessera::pt
+
+TORCH_LIBRARY_FRAGMENT(tessera, m) {
+  m.def("empty_output(int[] sizes, ScalarType dtype) -> Tensor", TESSERA_OP(tessera::pt::empty_output_op));
+}

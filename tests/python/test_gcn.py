@@ -355,3 +355,42 @@ def test_large_cpu_outputs_are_on_huge_page_aligned_memory_and_correct(seed):
     torch.testing.assert_close(z, y_ref + 1.0, rtol=1e-12, atol=1e-12)
     small = tessera.Graph(rowptr[:101], col[:int(rowptr[100])], w[:int(rowptr[100])], n).spmm(x.detach())
     torch.testing.assert_close(small, y_ref[:100], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("layer", ["gcn", "gatv2", "transformer", "sage"])
+def test_large_cpu_projections_match_torch_linear(seed, layer):
+    """The layers' dense projections with large CPU outputs go through tessera.nn._linear (output
+    and dx on the ops' huge-page memory): output and every gradient bitwise those of the same layer
+    with torch's Linear, and a Linear with a forward pre-hook (here torch.nn.utils.prune's weight
+    mask) keeps its hook."""
+    import tessera.nn._linear as L
+    from tessera.nn import GATv2Conv, SAGEConv, TransformerConv
+    n, f = 33000, 32  # [33000, 32] f32 outputs: 4.2 MB, above the 4 MB threshold
+    make = {"gcn": lambda: GCNConv(f, f), "gatv2": lambda: GATv2Conv(f, 8, heads=4),
+            "transformer": lambda: TransformerConv(f, 8, heads=4), "sage": lambda: SAGEConv(f, f)}[layer]
+    mod = make()
+    x = torch.randn(n, f, requires_grad=True)
+    ei = torch.randint(0, n, (2, 4 * n))
+    w = torch.randn(n, 32)
+    results = []
+    for min_bytes in (L._MIN_BYTES, 1 << 62):  # tessera's path, then torch's Linear everywhere
+        old, L._MIN_BYTES = L._MIN_BYTES, min_bytes
+        try:
+            x.grad = None
+            mod.zero_grad()
+            out = mod(x, ei)
+            (out * w).sum().backward()
+            results.append((out.detach(), x.grad.clone(), {k: p.grad.clone() for k, p in mod.named_parameters()}))
+        finally:
+            L._MIN_BYTES = old
+    (o1, dx1, g1), (o0, dx0, g0) = results
+    assert torch.equal(o1, o0) and torch.equal(dx1, dx0)
+    for k in g0:
+        assert torch.equal(g1[k], g0[k]), k
+    lin = mod.lin if layer == "gcn" else mod.lin_l if layer in ("gatv2", "sage") else mod.lin_query
+    if os.environ.get("TESSERA_CPU_HUGE_OUTPUTS") != "0":  # the projection did take tessera's path
+        assert L.linear(lin, x.detach()).data_ptr() % (2 << 20) == 0
+    import torch.nn.utils.prune as prune
+    prune.l1_unstructured(lin, "weight", amount=1.0)  # the pre-hook masks every weight: out = bias
+    bias = lin.bias if lin.bias is not None else torch.zeros(lin.out_features)
+    torch.testing.assert_close(L.linear(lin, x.detach()), bias.detach().expand(n, -1), rtol=0, atol=0)

@@ -24,6 +24,7 @@ from torch import Tensor
 from torch.nn import Parameter
 
 from ..graph import Graph
+from ._linear import linear
 
 _ops = torch.ops.tessera
 
@@ -268,17 +269,17 @@ class GATv2Conv(torch.nn.Module):
         res = None
         if isinstance(x, Tensor):
             if self.res is not None:
-                res = self.res(x)
-            x_l = self.lin_l(x)
-            x_r = x_l if self.share_weights else self.lin_r(x)
+                res = linear(self.res, x)
+            x_l = linear(self.lin_l, x)
+            x_r = x_l if self.share_weights else linear(self.lin_r, x)
         else:
             x_src, x_dst = x
             if x_dst is None:
                 raise NotImplementedError("tessera GATv2Conv: x = (x_src, None) is not supported")
             if self.res is not None:
-                res = self.res(x_dst)
-            x_l = self.lin_l(x_src)
-            x_r = self.lin_r(x_dst)
+                res = linear(self.res, x_dst)
+            x_l = linear(self.lin_l, x_src)
+            x_r = linear(self.lin_r, x_dst)
         want_alpha = bool(return_attention_weights)
         if edge_attr is not None:
             edge_attr = self._checked_edge_attr(edge_index, edge_attr)

@@ -23,6 +23,7 @@ from torch import Tensor
 from torch.nn import Parameter
 
 from ..graph import Graph, is_sparse_tensor_like, is_torch_sparse_tensor
+from ._linear import linear
 
 
 class GCNConv(torch.nn.Module):
@@ -106,7 +107,7 @@ class GCNConv(torch.nn.Module):
 
     def forward(self, x: Tensor, edge_index, edge_weight: Optional[Tensor] = None) -> Tensor:
         g = self._graph(x, edge_index, edge_weight)
-        x = self.lin(x)
+        x = linear(self.lin, x)
         return g.spmm(x, bias=self.bias)  # + bias fused into the SpMM's single write of the output
 
     def __repr__(self) -> str:

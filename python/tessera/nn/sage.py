@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
+from ._linear import linear
 
 _AGGR = {"max": "max", "min": "min", "sum": "sum", "add": "sum", "mean": "mean"}
 
@@ -69,8 +70,8 @@ class SAGEConv(torch.nn.Module):
                             f"got {type(edge_index).__name__}")
         if g.rows != x.size(0) or g.cols != x.size(0):
             raise ValueError(f"SAGEConv: graph is {g.rows} x {g.cols} but x has {x.size(0)} nodes")
-        src = self.lin(x).relu() if self.project else x
-        out = self.lin_l(segment_reduce(g, src, self.aggr)[0])
+        src = linear(self.lin, x).relu() if self.project else x
+        out = linear(self.lin_l, segment_reduce(g, src, self.aggr)[0])
         if self.root_weight:
             # + lin_r(x) accumulated by the GEMM into lin_l's output (beta = 1): no second
             # [N, out] buffer and no separate add pass (lin_r's weight is used directly).

@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
+from ._linear import linear
 from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, add_to_fresh, fused_attention
 
 
@@ -72,9 +73,9 @@ class TransformerConv(torch.nn.Module):
         H = self.heads
         if isinstance(x, Tensor):
             x = (x, x)
-        query = self.lin_query(x[1])
-        key = self.lin_key(x[0])
-        value = self.lin_value(x[0])
+        query = linear(self.lin_query, x[1])
+        key = linear(self.lin_key, x[0])
+        value = linear(self.lin_value, x[0])
         want_alpha = bool(return_attention_weights)
         ea = edge_weight = None
         if edge_attr is not None:
@@ -107,7 +108,7 @@ class TransformerConv(torch.nn.Module):
         if not self.concat:
             out = out.view(-1, H, C).mean(dim=1)
         if self.root_weight:
-            x_r = self.lin_skip(x[1])
+            x_r = linear(self.lin_skip, x[1])
             if self.lin_beta is not None:
                 b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
                 out = b * x_r + (1 - b) * out
