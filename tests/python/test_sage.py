@@ -146,7 +146,24 @@ def test_layer_matches_oracle_and_state_dict(cfg):
         want |= {"lin.weight", "lin.bias"}
     assert keys == want
     out = conv(x, ei)
-    torch.testing.assert_close(out, oracle_layer(conv, x, ei), rtol=1e-5, atol=1e-5)
+    # Judged against the float64 oracle. float32 sums in another order differ by rounding that
+    # grows with each output's sum of magnitudes (node 1 is a hub of ~180 in-edges: seen 1.6e-5 on
+    # an output of 0.3 for aggr='sum'), so the tolerance scales with the same layer on |x| and
+    # |weights| summed (a bound for every aggregation); normalized outputs are O(1): plain 1e-5.
+    conv64 = copy.deepcopy(conv).double()
+    ref = oracle_layer(conv64, x.double(), ei)
+    if conv.normalize:
+        torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-5)
+    else:
+        with torch.no_grad():
+            for p in conv64.parameters():
+                p.abs_()
+            src = torch.relu(conv64.lin(x.double().abs())) if conv64.project else x.double().abs()
+            bound = conv64.lin_l(oracle_aggregate(src, ei, "sum"))
+            if conv64.root_weight:
+                bound = bound + conv64.lin_r(x.double().abs())
+        err = (out.double() - ref).abs()
+        assert bool((err <= 1e-6 + 8 * 2.0**-23 * bound).all()), float((err / bound).max())
     out.sum().backward()
     assert conv.lin_l.weight.grad is not None
 
