@@ -58,8 +58,8 @@ def oracle_layer(conv, x, edge_index):
 
 
 @pytest.mark.parametrize("aggr", AGGRS)
-def test_aggregation_matches_oracle(aggr):
-    gen = torch.Generator().manual_seed(torch.seed() % (2**31))
+def test_aggregation_matches_oracle(seed, aggr):
+    gen = torch.Generator().manual_seed(seed)
     n = 301
     ei = random_edges(n, 2000, gen)
     x = torch.randn(n, 37, generator=gen)
@@ -83,8 +83,8 @@ def test_aggregation_matches_oracle(aggr):
 
 
 @pytest.mark.parametrize("aggr", ["max", "min"])
-def test_ties_pick_the_smallest_source(aggr):
-    gen = torch.Generator().manual_seed(torch.seed() % (2**31))
+def test_ties_pick_the_smallest_source(seed, aggr):
+    gen = torch.Generator().manual_seed(seed)
     n = 120
     ei = random_edges(n, 1500, gen)
     x = torch.randint(-2, 3, (n, 9), generator=gen).float()  # many ties
@@ -114,8 +114,8 @@ def test_nan_propagates():
 
 
 @pytest.mark.parametrize("aggr", AGGRS)
-def test_gradcheck_double(aggr):
-    gen = torch.Generator().manual_seed(torch.seed() % (2**31))
+def test_gradcheck_double(seed, aggr):
+    gen = torch.Generator().manual_seed(seed)
     n = 40
     ei = random_edges(n, 200, gen)
     g = Graph.from_edge_index(ei, num_nodes=n)
@@ -130,8 +130,8 @@ CONFIGS = [dict(), dict(aggr="max"), dict(aggr="min", root_weight=False), dict(a
 
 
 @pytest.mark.parametrize("cfg", CONFIGS)
-def test_layer_matches_oracle_and_state_dict(cfg):
-    gen = torch.Generator().manual_seed(torch.seed() % (2**31))
+def test_layer_matches_oracle_and_state_dict(seed, cfg):
+    gen = torch.Generator().manual_seed(seed)
     n = 150
     ei = random_edges(n, 900, gen)
     x = torch.randn(n, 16, generator=gen)
@@ -178,9 +178,9 @@ def test_rejects_unknown_aggregation():
 
 @needs_pyg
 @pytest.mark.parametrize("cfg", CONFIGS)
-def test_matches_pyg(cfg):
+def test_matches_pyg(seed, cfg):
     dev = "cuda" if torch.cuda.is_available() else "cpu"
-    gen = torch.Generator().manual_seed(torch.seed() % (2**31))
+    gen = torch.Generator().manual_seed(seed)
     n = 500
     ei = random_edges(n, 5000, gen).to(dev)
     x = torch.randn(n, 32, generator=gen).to(dev).requires_grad_()
@@ -205,8 +205,8 @@ def test_matches_pyg(cfg):
 
 @needs_cuda
 @pytest.mark.parametrize("aggr", AGGRS)
-def test_cuda_matches_cpu(aggr):
-    gen = torch.Generator().manual_seed(torch.seed() % (2**31))
+def test_cuda_matches_cpu(seed, aggr):
+    gen = torch.Generator().manual_seed(seed)
     n = 3000
     ei = random_edges(n, 60000, gen)
     x = torch.randint(-3, 4, (n, 70), generator=gen).float()
