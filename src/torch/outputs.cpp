@@ -6,26 +6,27 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "boundary.hpp"
 
 namespace tessera::pt {
-namespace {
-bool huge_outputs_enabled() {
-  static const bool on = [] {
+
+int64_t huge_output_min_bytes() {
+  static const int64_t min_bytes = [] {
     const char* v = std::getenv("TESSERA_CPU_HUGE_OUTPUTS");
-    return v == nullptr || std::strcmp(v, "0") != 0;
+    return v != nullptr && std::strcmp(v, "0") == 0 ? std::numeric_limits<int64_t>::max()
+                                                     : int64_t(kHugePageOutputBytes);
   }();
-  return on;
+  return min_bytes;
 }
-}  // namespace
 
 at::Tensor empty_output(at::IntArrayRef sizes, const at::TensorOptions& options) {
   if (!options.device().is_cpu()) return at::empty(sizes, options);
   int64_t n = 1;
   for (const int64_t s : sizes) n *= s;
   const size_t bytes = size_t(n) * options.dtype().itemsize();
-  if (bytes < kHugePageOutputBytes || !huge_outputs_enabled()) return at::empty(sizes, options);
+  if (int64_t(bytes) < huge_output_min_bytes()) return at::empty(sizes, options);
   constexpr size_t kHuge = size_t(2) << 20;
   const size_t len = (bytes + kHuge - 1) / kHuge * kHuge;  // aligned_alloc wants a multiple of the alignment
   void* p = std::aligned_alloc(kHuge, len);
@@ -46,4 +47,5 @@ at::Tensor empty_output_op(c10::ArrayRef<int64_t> sizes, c10::ScalarType dtype) 
 
 TORCH_LIBRARY_FRAGMENT(tessera, m) {
   m.def("empty_output(int[] sizes, ScalarType dtype) -> Tensor", TESSERA_OP(tessera::pt::empty_output_op));
+  m.def("huge_output_min_bytes() -> int", TESSERA_OP(tessera::pt::huge_output_min_bytes));
 }

@@ -17,6 +17,10 @@ namespace tessera::pt {
 
 constexpr size_t kHugePageOutputBytes = size_t(4) << 20;
 
+// The size from which CPU outputs go on huge pages: kHugePageOutputBytes, or INT64_MAX when
+// TESSERA_CPU_HUGE_OUTPUTS=0 (also the op tessera::huge_output_min_bytes, so the Python layers
+// take their huge-page path exactly when it applies).
+int64_t huge_output_min_bytes();
 at::Tensor empty_output(at::IntArrayRef sizes, const at::TensorOptions& options);
 inline at::Tensor empty_output_like(const at::Tensor& t) { return empty_output(t.sizes(), t.options()); }
 

@@ -15,7 +15,9 @@ import torch
 from torch import Tensor
 
 _ops = torch.ops.tessera
-_MIN_BYTES = 4 << 20  # src/torch/outputs.hpp's kHugePageOutputBytes
+# Outputs from this size go on huge pages (src/torch/outputs.hpp); below it, or with
+# TESSERA_CPU_HUGE_OUTPUTS=0, the Linear itself runs (no autograd function in the way).
+_MIN_BYTES = int(_ops.huge_output_min_bytes())
 
 
 class _CpuLinear(torch.autograd.Function):

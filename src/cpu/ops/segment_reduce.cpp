@@ -1,7 +1,7 @@
 // CPU segment reduce: OpenMP over rows (dynamic schedule, because degrees are skewed), and within a
 // row a register/L1 tile of feature columns that the compiler vectorizes; the tie and NaN rules are
 // written branch-free so the max/min loop vectorizes too. Each gather prefetches the row of the
-// entry kAhead positions on (prefetch.hpp).
+// entry kGatherAhead positions on (prefetch.hpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -22,8 +22,8 @@
 namespace tessera::ops::detail {
 namespace {
 
+using cpu::kGatherAhead;
 using cpu::prefetch_row;
-constexpr int64_t kAhead = 4;  // entries ahead (the SpMM's measured best)
 
 constexpr int64_t kTile = 128;  // feature columns per tile: 128 accumulators + args fit in L1; one
                                 // pass over a row's edges at the common widths (<= 128)
@@ -48,7 +48,7 @@ inline void fold_narrow(const T* X, int64_t ldx, int64_t f0, int64_t n, const I*
                         A* __restrict acc, int32_t* __restrict arg32) {
   // __restrict: without it GCC versions the loop on an acc/X overlap check and ran the scalar copy.
   for (int64_t k = 0; k < m; ++k) {
-    if (k + kAhead < m) prefetch_row(X + int64_t(cols[k + kAhead]) * ldx + f0, n * int64_t(sizeof(T)));
+    if (k + kGatherAhead < m) prefetch_row(X + int64_t(cols[k + kGatherAhead]) * ldx + f0, n * int64_t(sizeof(T)));
     const int32_t j = int32_t(cols[k]);
     const T* __restrict x = X + int64_t(j) * ldx + f0;
 #pragma omp simd
@@ -94,7 +94,7 @@ __attribute__((always_inline)) inline void fold_f32_lanes(const float* X, int64_
                                                           const I* cols, int64_t m, float* acc, int32_t* arg32) {
   const int64_t nw = n - n % W, n4 = std::max(nw, n & ~int64_t(3));
   for (int64_t k = 0; k < m; ++k) {
-    if (k + kAhead < m) prefetch_row(X + int64_t(cols[k + kAhead]) * ldx + f0, n * int64_t(sizeof(float)));
+    if (k + kGatherAhead < m) prefetch_row(X + int64_t(cols[k + kGatherAhead]) * ldx + f0, n * int64_t(sizeof(float)));
     const int32_t j = int32_t(cols[k]);
     const float* x = X + int64_t(j) * ldx + f0;
     for (int64_t t = 0; t < nw; t += W) fold_step<kMax, W>(x + t, acc + t, arg32 + t, j);
@@ -184,7 +184,7 @@ void forward(const SegmentReduceArgs<I>& a, const Exec& exec) {
       if (!has_arg(red)) {
         for (int64_t t = 0; t < n; ++t) acc[t] = 0;
         for (int64_t k = b; k < e; ++k) {
-          if (k + kAhead < e) prefetch_row(X + int64_t(g.col[k + kAhead]) * ldx + f0, n * int64_t(sizeof(T)));
+          if (k + kGatherAhead < e) prefetch_row(X + int64_t(g.col[k + kGatherAhead]) * ldx + f0, n * int64_t(sizeof(T)));
           const T* x = X + int64_t(g.col[k]) * ldx + f0;
 #pragma omp simd
           for (int64_t t = 0; t < n; ++t) acc[t] += to_acc<T>(x[t]);
@@ -220,7 +220,7 @@ void forward(const SegmentReduceArgs<I>& a, const Exec& exec) {
           }
         }
         for (int64_t k = b + 1; k < e; ++k) {
-          if (k + kAhead < e) prefetch_row(X + int64_t(g.col[k + kAhead]) * ldx + f0, n * int64_t(sizeof(T)));
+          if (k + kGatherAhead < e) prefetch_row(X + int64_t(g.col[k + kGatherAhead]) * ldx + f0, n * int64_t(sizeof(T)));
           const int64_t j = int64_t(g.col[k]);
           const T* x = X + j * ldx + f0;
 #pragma omp simd

@@ -1,7 +1,7 @@
 // CPU SpMM / SDDMM: OpenMP over rows (dynamic chunks, so power-law rows balance), SIMD over
 // features, accumulation in float (double for float64) in a per-thread row buffer that stays in
 // L1, so each X row is gathered once per edge and each Y row written once. The SpMM prefetches the
-// X row of the entry kAhead positions on (prefetch.hpp).
+// X row of the entry kGatherAhead positions on (prefetch.hpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -39,10 +39,6 @@ inline float load(half_t v) {
 
 int threads_of(const Exec& exec) { return exec.threads > 0 ? exec.threads : omp_get_max_threads(); }
 
-// Entries ahead whose X row is prefetched: on R-MAT 2^16 x 128 f32 (2 threads) 0 / 2 / 4 / 8 gave
-// a best of 26.2 / 16.7 / 15.1 / 16.2 ms per SpMM.
-constexpr int64_t kAhead = 4;
-
 template <class T, class I>
 void spmm_typed(const SpmmArgs<I>& a, const Exec& exec) {
   using W = Acc<T>;
@@ -63,7 +59,7 @@ void spmm_typed(const SpmmArgs<I>& a, const Exec& exec) {
       std::fill(acc, acc + F, W(0));
       const int64_t beg = int64_t(A.rowptr[i]), end = int64_t(A.rowptr[i + 1]);
       for (int64_t k = beg; k < end; ++k) {
-        if (k + kAhead < nnz) prefetch_row(X + int64_t(A.col[k + kAhead]) * ldx, row_bytes);
+        if (k + kGatherAhead < nnz) prefetch_row(X + int64_t(A.col[k + kGatherAhead]) * ldx, row_bytes);
         const W w = wv ? wv[k] : wa ? W(wa[k]) : W(1);
         const T* __restrict x = X + int64_t(A.col[k]) * ldx;
 #pragma omp simd
