@@ -9,13 +9,15 @@ namespace tessera::testing::mma_emulation {
 
 namespace mma = tessera::cuda::mma;
 
-// A (16 x 16) from each lane's 8 A elements (k16_a).
-inline bool a_operand(const double (&areg)[32][8], double (&A)[16][16]) {
-  int hits[16][16] = {};
+// The R x C matrix whose element held by lane l as its i-th of N is at where(l, i); true when
+// the lanes cover every element exactly once.
+template <int R, int C, int N, class Where>
+bool gather_operand(const double (&reg)[32][N], double (&M)[R][C], Where where) {
+  int hits[R][C] = {};
   for (int l = 0; l < 32; ++l)
-    for (int i = 0; i < 8; ++i) {
-      const mma::RowCol rc = mma::k16_a(l, i);
-      A[rc.row][rc.col] = areg[l][i];
+    for (int i = 0; i < N; ++i) {
+      const mma::RowCol rc = where(l, i);
+      M[rc.row][rc.col] = reg[l][i];
       ++hits[rc.row][rc.col];
     }
   for (auto& r : hits)
@@ -24,19 +26,14 @@ inline bool a_operand(const double (&areg)[32][8], double (&A)[16][16]) {
   return true;
 }
 
+// A (16 x 16) from each lane's 8 A elements (k16_a).
+inline bool a_operand(const double (&areg)[32][8], double (&A)[16][16]) {
+  return gather_operand(areg, A, [](int l, int i) { return mma::k16_a(l, i); });
+}
+
 // B (16 x 8) from each lane's 4 B elements (k16_b).
 inline bool b_operand(const double (&breg)[32][4], double (&B)[16][8]) {
-  int hits[16][8] = {};
-  for (int l = 0; l < 32; ++l)
-    for (int i = 0; i < 4; ++i) {
-      const mma::RowCol rc = mma::k16_b(l, i);
-      B[rc.row][rc.col] = breg[l][i];
-      ++hits[rc.row][rc.col];
-    }
-  for (auto& r : hits)
-    for (int h : r)
-      if (h != 1) return false;
-  return true;
+  return gather_operand(breg, B, [](int l, int i) { return mma::k16_b(l, i); });
 }
 
 // Each lane's 4 accumulators (acc_c) += the elements of A B they hold.
