@@ -88,7 +88,9 @@ if want build; then
     -DTESSERA_GTEST_SOURCE="$DEPS/googletest" "${ZLIB_ARGS[@]}" \
     -DMETIS_INCLUDE_DIR="$DEPS/root/usr/include" \
     -DMETIS_LIBRARY="$DEPS/root/usr/lib/x86_64-linux-gnu/libmetis.so"
-  stage build 900 cmake --build "$BUILD" -j "$(nproc)" || { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
+  # BUILD_TARGETS (space-separated) builds only those, e.g. tessera_torch for an A/B library.
+  stage build 900 cmake --build "$BUILD" -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} ||
+    { printf '%s\n' "${SUMMARY[@]}"; exit 1; }
 fi
 
 T="$BUILD/tests/tessera_tests"

@@ -25,15 +25,15 @@ namespace tessera::ops::cuda_attention {
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWarpsPerBlock = 8;
 
-// Blocks per SM the backward kernels are compiled for (__launch_bounds__' second argument). f32
-// rows of up to 4 channels per lane (C = 64 and 128) need 75-80 registers, which leaves 3 blocks
-// (24 warps) per SM; bounded to 4 blocks they fit 64 registers with 48-64 bytes of spills, and the
-// latency-bound walks gain more from the extra warps than the spills cost (H200, same run:
-// targets / sources passes of the R-MAT 4x64 Transformer 18.9 / 20.4 -> 17.0 / 18.9 ms, of the
-// grid 8x128 15.1 / 15.2 -> 10.7 / 12.3 ms). Not applied with edge features (0.5-1.1 KB of
-// spills at 64 registers) or to other types (not measured); the forward already fits 64.
+// Blocks per SM the kernels are compiled for (__launch_bounds__' second argument). f32 rows of up
+// to 4 channels per lane (C = 64 and 128) need 75-80 registers, which leaves 3 blocks (24 warps)
+// per SM; bounded to 4 blocks they fit 64 registers with up to ~80 bytes of spills, and the
+// latency-bound walks gain more from the extra warps than the spills cost (H200, same run, the
+// backward: targets / sources passes of the R-MAT 4x64 Transformer 18.9 / 20.4 -> 17.0 / 18.9 ms,
+// of the grid 8x128 15.1 / 15.2 -> 10.7 / 12.3 ms). Not applied with edge features (0.5-1.1 KB of
+// spills at 64 registers) or to other types (not measured).
 template <class T, int CPT, bool EDGE>
-constexpr int kBackwardMinBlocks = std::is_same_v<T, float> && CPT <= 4 && !EDGE ? 4 : 1;
+constexpr int kMinBlocks = std::is_same_v<T, float> && !EDGE ? (CPT <= 4 ? 4 : CPT == 8 ? 2 : 1) : 1;
 
 template <class T> struct dev_type { using type = T; };
 template <> struct dev_type<half_t> { using type = __half; };
@@ -143,8 +143,9 @@ struct Params {
   Acc* dew = nullptr;          // backward: dedge_weight (H*C x D)
   bool dw_in_smem = false;     // sources pass: per-thread dedge_weight slots after W (edge_smem_elems)
   int64_t heavy_threshold = 0;
-  const int64_t* heavy_list = nullptr;
+  const int64_t* heavy_list = nullptr;  // null: no heavy phase
   const int* heavy_count = nullptr;
+  unsigned* queue = nullptr;           // next heavy item, next light grab (zeroed before the launch)
 };
 
 template <class T, class I, class Acc>
@@ -283,28 +284,53 @@ __device__ __forceinline__ void flush_edge_weight_grad(const Params<T, I, Acc>& 
     }
 }
 
-// Calls body(node, h, begin, end, first, step) for the items of this warp. Light mode: one warp
-// per item, nodes above the heavy threshold skipped. Heavy mode: the block's warps share an item
-// of the heavy list, each starting at its own offset.
+// Light items a warp takes from the queue at a time (consecutive nodes, one head): few enough that
+// the last grabs even out the warps' finishing times (a light item is at most kHeavyThreshold
+// entries), many enough that the queue's one counter sees a grab per 4 items (R-MAT 2^20, 4
+// heads: 1M grabs over ~10 ms).
+constexpr int kItemsPerGrab = 4;
+
+// Calls body(heavy, node, h, begin, end, first, step) for the items this warp takes part in. The
+// blocks are persistent and take their work from two counters: first the heavy items (nodes above
+// the heavy threshold, one (node, head) per block at a time, the block's warps each starting at
+// their own offset), then the light ones (kItemsPerGrab nodes of one head per warp at a time,
+// heavy nodes skipped). A static split by item index left the SMs idle 35-37% of the light
+// kernels' time on R-MAT (ncu: SM active cycles 63% of elapsed; one warp's share of a
+// heavy-tailed degree sequence is uneven), and a separate heavy launch ran at 2 blocks per SM after
+// the light one instead of alongside it. Items go head by head, so a warp's head rarely changes
+// (the edge kernels' dedge_weight slots hold one head). Which warp runs an item does not change
+// its arithmetic: results do not depend on the schedule.
 template <int EPW, class P, class F>
-__device__ __forceinline__ void for_each_item(const P& p, bool heavy, F&& body) {
-  const int warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  const int64_t H = p.H;
-  if (heavy) {
-    const int64_t n = int64_t(*p.heavy_count) * H;
-    for (int64_t it = blockIdx.x; it < n; it += gridDim.x) {
-      const int64_t node = p.heavy_list[it / H];
+__device__ __forceinline__ void for_each_item(const P& p, F&& body) {
+  __shared__ unsigned next_heavy;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  if (p.heavy_list) {
+    const unsigned count = unsigned(*p.heavy_count), n = count * unsigned(p.H);
+    for (;;) {
+      if (threadIdx.x == 0) next_heavy = atomicAdd(&p.queue[0], 1u);
+      __syncthreads();
+      const unsigned it = next_heavy;
+      __syncthreads();
+      if (it >= n) break;
+      const int64_t node = p.heavy_list[it % count];
       const int64_t b = p.ptr[node], e = p.ptr[node + 1];
-      body(node, int(it % H), b, e, b + int64_t(warp) * EPW, int64_t(nwarps) * EPW);
+      body(true, node, int(it / count), b, e, b + int64_t(warp) * EPW, int64_t(nwarps) * EPW);
     }
-  } else {
-    const int64_t n = p.nodes * H;
-    for (int64_t it = int64_t(blockIdx.x) * nwarps + warp; it < n; it += int64_t(gridDim.x) * nwarps) {
-      const int64_t node = it / H;
+  }
+  const unsigned per_head = unsigned((p.nodes + kItemsPerGrab - 1) / kItemsPerGrab), n = per_head * unsigned(p.H);
+  unsigned c = __shfl_sync(kFull, lane == 0 ? atomicAdd(&p.queue[1], 1u) : 0u, 0);
+  while (c < n) {
+    // The next grab is in flight while this one runs (its value is first read by the shuffle).
+    const unsigned next = lane == 0 ? atomicAdd(&p.queue[1], 1u) : 0u;
+    const int h = int(c / per_head);
+    const int64_t node0 = int64_t(c % per_head) * kItemsPerGrab;
+    const int64_t node1 = node0 + kItemsPerGrab < p.nodes ? node0 + kItemsPerGrab : p.nodes;
+    for (int64_t node = node0; node < node1; ++node) {
       const int64_t b = p.ptr[node], e = p.ptr[node + 1];
       if (e - b > p.heavy_threshold) continue;
-      body(node, int(it % H), b, e, b, int64_t(EPW));
+      body(false, node, h, b, e, b, int64_t(EPW));
     }
+    c = __shfl_sync(kFull, next, 0);
   }
 }
 
@@ -329,8 +355,8 @@ __device__ __forceinline__ void block_sum(Acc (&r)[CPT], Acc* scratch) {
 // ---------------------------------------------------------------------------------------------
 // Forward: out, lse (and alpha when asked) per (target, head).
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
-forward_kernel(const Params<T, I, Acc> p, bool heavy) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<T, CPT, EDGE>))
+forward_kernel(const Params<T, I, Acc> p) {
   constexpr int EPW = 32 / LPE, CP = LPE * CPT;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* smem = reinterpret_cast<Acc*>(smem_raw);
@@ -344,7 +370,7 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
     wt = stage_edge_weight<CPT>(p, smem, false, unused);
     smem += edge_smem_elems<CPT>(p, false);
   }
-  for_each_item<EPW>(p, heavy, [&](int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
+  for_each_item<EPW>(p, [&](bool heavy, int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
     Acc qr[CPT], ar[CPT];
     load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
     zero(ar);
@@ -474,8 +500,8 @@ forward_kernel(const Params<T, I, Acc> p, bool heavy) {
 // ---------------------------------------------------------------------------------------------
 // Backward pass 1, per (target, head): Delta, dq (or dx_r) and datt.
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kBackwardMinBlocks<T, CPT, EDGE>))
-backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<T, CPT, EDGE>))
+backward_targets_kernel(const Params<T, I, Acc> p) {
   constexpr int EPW = 32 / LPE;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* smem = reinterpret_cast<Acc*>(smem_raw);
@@ -495,7 +521,7 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
     for (int x = threadIdx.x; x < HC; x += blockDim.x) datt_s[x] = 0;
     __syncthreads();
   }
-  for_each_item<EPW>(p, heavy, [&](int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
+  for_each_item<EPW>(p, [&](bool heavy, int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
     Acc qr[CPT], ar[CPT], dor[CPT];
     load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
     load_row<T, Acc, CPT, VEC>(dor, p.dO + i * p.lddO + int64_t(h) * C, c0, C);
@@ -614,8 +640,8 @@ backward_targets_kernel(const Params<T, I, Acc> p, bool heavy) {
 // Backward pass 2, per (source, head): dk and dv (GATv2: the whole dx_l), walking the targets of
 // the source's out-edges.
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kBackwardMinBlocks<T, CPT, EDGE>))
-backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<T, CPT, EDGE>))
+backward_sources_kernel(const Params<T, I, Acc> p) {
   constexpr int EPW = 32 / LPE;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* sum_s = reinterpret_cast<Acc*>(smem_raw);
@@ -629,7 +655,7 @@ backward_sources_kernel(const Params<T, I, Acc> p, bool heavy) {
     wt = stage_edge_weight<CPT>(p, sum_s, true, dwl);
     sum_s += edge_smem_elems<CPT>(p, true);
   }
-  for_each_item<EPW>(p, heavy, [&](int64_t j, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
+  for_each_item<EPW>(p, [&](bool heavy, int64_t j, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
     if constexpr (EDGE)
       if (dwl && h != slots_head) {
         if (slots_head >= 0) flush_edge_weight_grad<LPE, CPT>(p, dwl, slots_head, c0);

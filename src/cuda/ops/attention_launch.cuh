@@ -67,44 +67,51 @@ bool aligned16(const DenseView& m) {
   return rows_vector_aligned(m.data, m.ld, sizeof(T));
 }
 
-// The heavy bucket of a walk (nodes with more than kHeavyThreshold entries), built on the device.
+// The schedule of a walk: the two work counters the persistent blocks take items from (see
+// for_each_item) and the heavy bucket (nodes with more than kHeavyThreshold entries), built on
+// the device. Layout: next heavy item, next light grab, heavy count, padding (4 x 32 bits), list.
 template <class I>
-struct HeavyList {
-  bool possible = false;
+struct Schedule {
+  static constexpr size_t kHeader = 4 * sizeof(unsigned);
+  bool heavy = false;
   Scratch mem;
-  HeavyList(const Exec& exec, const I* ptr, int64_t nodes, int64_t nnz, cudaStream_t s)
-      : possible(nnz > kHeavyThreshold && nodes > 0),
-        mem(exec, possible ? sizeof(int) * 4 + sizeof(int64_t) * size_t(std::min(nodes, nnz / (kHeavyThreshold + 1) + 1)) : 0) {
-    if (!possible) return;
-    TESSERA_CUDA_CHECK(cudaMemsetAsync(count(), 0, sizeof(int), s));
+  Schedule(const Exec& exec, const I* ptr, int64_t nodes, int64_t nnz, cudaStream_t s)
+      : heavy(nnz > kHeavyThreshold && nodes > 0),
+        mem(exec, kHeader + (heavy ? sizeof(int64_t) * size_t(std::min(nodes, nnz / (kHeavyThreshold + 1) + 1)) : 0)) {
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(mem.get(), 0, kHeader, s));
+    if (!heavy) return;
     const int blocks = int(std::min<int64_t>((nodes + 255) / 256, int64_t(sm_count()) * 8));
     collect_heavy_kernel<I><<<blocks, 256, 0, s>>>(ptr, nodes, kHeavyThreshold, list(), count());
     TESSERA_CUDA_LAUNCH_CHECK();
   }
-  int* count() const { return mem.as<int>(); }
-  int64_t* list() const { return reinterpret_cast<int64_t*>(mem.as<int>() + 4); }
+  unsigned* queue() const { return mem.as<unsigned>(); }
+  int* count() const { return reinterpret_cast<int*>(queue() + 2); }
+  int64_t* list() const { return reinterpret_cast<int64_t*>(static_cast<char*>(mem.get()) + kHeader); }
 };
 
-// Launches the light bucket (one warp per item) and, when there can be heavy nodes, the heavy
-// bucket (one block per item) of a kernel.
+// Launches a kernel's persistent blocks (as many as fit on the device at once, fewer for small
+// walks): the heavy items first, then the light ones (for_each_item).
 template <class P, class K, class I>
-void launch_buckets(K kernel, P p, const HeavyList<I>& heavy,
-                    size_t smem_light, size_t smem_heavy, cudaStream_t s) {
+void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, size_t smem_heavy, cudaStream_t s) {
   const int64_t items = p.nodes * p.H;
   if (items == 0) return;
-  const int sms = sm_count();
   const int threads = kWarpsPerBlock * 32;
-  const size_t smem_max = std::max(smem_light, heavy.possible ? smem_heavy : 0);
-  if (smem_max > 48 * 1024)
-    TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_max)));
-  p.heavy_threshold = heavy.possible ? kHeavyThreshold : INT64_MAX;
-  const int64_t light_blocks = std::min<int64_t>((items + kWarpsPerBlock - 1) / kWarpsPerBlock, int64_t(sms) * 16);
-  kernel<<<unsigned(light_blocks), threads, smem_light, s>>>(p, false);
-  TESSERA_CUDA_LAUNCH_CHECK();
-  if (!heavy.possible) return;
-  p.heavy_list = heavy.list();
-  p.heavy_count = heavy.count();
-  kernel<<<unsigned(sms * 2), threads, smem_heavy, s>>>(p, true);
+  const size_t smem = std::max(smem_light, sched.heavy ? smem_heavy : 0);
+  if (smem > 48 * 1024)
+    TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  int per_sm = 0;
+  TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  p.heavy_threshold = sched.heavy ? kHeavyThreshold : INT64_MAX;
+  p.heavy_list = sched.heavy ? sched.list() : nullptr;
+  p.heavy_count = sched.heavy ? sched.count() : nullptr;
+  p.queue = sched.queue();
+  // The counters are 32-bit: every grab, and the one past the end each warp makes, must fit.
+  const int64_t grabs = (p.nodes + kItemsPerGrab - 1) / kItemsPerGrab * p.H;
+  TESSERA_CHECK(grabs + int64_t(sm_count()) * 128 < (int64_t(1) << 32), "attention (cuda): ", p.nodes, " nodes x ",
+                p.H, " heads is more work items than the 32-bit schedule holds");
+  const int64_t blocks = std::min<int64_t>((items + kWarpsPerBlock - 1) / kWarpsPerBlock,
+                                           int64_t(sm_count()) * std::max(per_sm, 1));
+  kernel<<<unsigned(blocks), threads, smem, s>>>(p);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 
@@ -160,12 +167,12 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   p.alpha = static_cast<Acc*>(a.alpha);
   p.alpha_after_dropout = a.alpha_after_dropout;
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
-  HeavyList<I> heavy(exec, A.rowptr, A.rows, A.nnz, s);
+  Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, s);
   with_edge_config<T, EDGE>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
     const size_t edge_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems<CPT>(p, false)) : 0;
     const size_t smem_heavy = edge_bytes + sizeof(Acc) * size_t(kWarpsPerBlock) * (2 + LPE * CPT);
-    launch_buckets(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value, EDGE>, p, heavy, edge_bytes,
+    launch_items(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value, EDGE>, p, sched, edge_bytes,
                    smem_heavy, s);
   });
 }
@@ -220,8 +227,8 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
     TESSERA_CUDA_CHECK(cudaMemsetAsync(p.dea, 0, sizeof(Acc) * size_t(A.nnz * p.D), s));
     TESSERA_CUDA_CHECK(cudaMemsetAsync(p.dew, 0, sizeof(Acc) * size_t(HC * p.D), s));
   }
-  HeavyList<I> heavy_t(exec, A.rowptr, A.rows, A.nnz, s);
-  HeavyList<I> heavy_s(exec, wptr, A.cols, A.nnz, s);
+  Schedule<I> sched_t(exec, A.rowptr, A.rows, A.nnz, s);
+  Schedule<I> sched_s(exec, wptr, A.cols, A.nnz, s);
   with_edge_config<T, EDGE>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
     constexpr bool VEC = decltype(vec)::value;
@@ -234,14 +241,14 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
     p1.nodes = A.rows;
     p1.ptr = A.rowptr;
     p1.idx = A.col;
-    launch_buckets(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC, EDGE>, p1, heavy_t, w_bytes + datt_bytes,
+    launch_items(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC, EDGE>, p1, sched_t, w_bytes + datt_bytes,
                    w_bytes + datt_bytes + warp_sums, s);
     auto p2 = p;
     p2.nodes = A.cols;
     p2.ptr = wptr;
     p2.idx = widx;
     p2.perm = wperm;
-    launch_buckets(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC, EDGE>, p2, heavy_s, wdw_bytes,
+    launch_items(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC, EDGE>, p2, sched_s, wdw_bytes,
                    wdw_bytes + warp_sums, s);
   });
   if constexpr (EDGE) {
