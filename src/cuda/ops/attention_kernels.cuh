@@ -25,15 +25,26 @@ namespace tessera::ops::cuda_attention {
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWarpsPerBlock = 8;
 
-// Blocks per SM the kernels are compiled for (__launch_bounds__' second argument). f32 rows of up
-// to 4 channels per lane (C = 64 and 128) need 75-80 registers, which leaves 3 blocks (24 warps)
-// per SM; bounded to 4 blocks they fit 64 registers with up to ~80 bytes of spills, and the
-// latency-bound walks gain more from the extra warps than the spills cost (H200, same run, the
-// backward: targets / sources passes of the R-MAT 4x64 Transformer 18.9 / 20.4 -> 17.0 / 18.9 ms,
-// of the grid 8x128 15.1 / 15.2 -> 10.7 / 12.3 ms). Not applied with edge features (0.5-1.1 KB of
-// spills at 64 registers) or to other types (not measured).
-template <class T, int CPT, bool EDGE>
-constexpr int kMinBlocks = std::is_same_v<T, float> && !EDGE ? (CPT <= 4 ? 4 : CPT == 8 ? 2 : 1) : 1;
+// Blocks per SM each kernel is compiled for (__launch_bounds__' second argument), f32 only (other
+// types: not measured). Without edge features: rows of up to 4 channels per lane (C = 64, 128)
+// need 75-80 registers, which leaves 3 blocks (24 warps) per SM; bounded to 4 blocks they fit 64
+// registers with up to ~80 bytes of spills, and the latency-bound walks gain more from the extra
+// warps than the spills cost (H200, same run, the backward: targets / sources passes of the R-MAT
+// 4x64 Transformer 18.9 / 20.4 -> 17.0 / 18.9 ms, of the grid 8x128 15.1 / 15.2 -> 10.7 / 12.3
+// ms); 8 channels per lane (C = 256) fit 128 registers, 2 blocks. With edge features (0.5-1.1 KB
+// of spills at 64 registers for 4 channels per lane) the bounds only keep the occupancy the
+// kernels had before the work-queue schedule (for_each_item) added its state: forward 4 blocks
+// up to 2 channels per lane (64 -> 84 registers without), 2 up to 8 (128 -> 154); targets pass 3
+// up to 2 channels (79 -> 87).
+enum class Pass { forward, targets, sources };
+template <class T, int CPT, bool EDGE, Pass P>
+constexpr int min_blocks() {
+  if constexpr (!std::is_same_v<T, float>) return 1;
+  else if constexpr (!EDGE) return CPT <= 4 ? 4 : CPT == 8 ? 2 : 1;
+  else if constexpr (P == Pass::forward) return CPT <= 2 ? 4 : CPT <= 8 ? 2 : 1;
+  else if constexpr (P == Pass::targets) return CPT <= 2 ? 3 : 1;
+  else return 1;
+}
 
 template <class T> struct dev_type { using type = T; };
 template <> struct dev_type<half_t> { using type = __half; };
@@ -355,7 +366,7 @@ __device__ __forceinline__ void block_sum(Acc (&r)[CPT], Acc* scratch) {
 // ---------------------------------------------------------------------------------------------
 // Forward: out, lse (and alpha when asked) per (target, head).
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<T, CPT, EDGE>))
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::forward>()))
 forward_kernel(const Params<T, I, Acc> p) {
   constexpr int EPW = 32 / LPE, CP = LPE * CPT;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -500,7 +511,7 @@ forward_kernel(const Params<T, I, Acc> p) {
 // ---------------------------------------------------------------------------------------------
 // Backward pass 1, per (target, head): Delta, dq (or dx_r) and datt.
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<T, CPT, EDGE>))
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::targets>()))
 backward_targets_kernel(const Params<T, I, Acc> p) {
   constexpr int EPW = 32 / LPE;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -640,7 +651,7 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
 // Backward pass 2, per (source, head): dk and dv (GATv2: the whole dx_l), walking the targets of
 // the source's out-edges.
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, (kMinBlocks<T, CPT, EDGE>))
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::sources>()))
 backward_sources_kernel(const Params<T, I, Acc> p) {
   constexpr int EPW = 32 / LPE;
   extern __shared__ __align__(16) unsigned char smem_raw[];
