@@ -24,7 +24,7 @@ from torch import Tensor
 from torch.nn import Parameter
 
 from ..graph import Graph
-from ._linear import linear
+from ._linear import linear, linears
 
 _ops = torch.ops.tessera
 
@@ -268,10 +268,13 @@ class GATv2Conv(torch.nn.Module):
         H = self.heads
         res = None
         if isinstance(x, Tensor):
-            if self.res is not None:
-                res = linear(self.res, x)
-            x_l = linear(self.lin_l, x)
-            x_r = x_l if self.share_weights else linear(self.lin_r, x)
+            # One input: on the CPU its projections are one autograd node (_linear.linears).
+            lins = [self.lin_l] + ([] if self.share_weights else [self.lin_r]) + \
+                ([self.res] if self.res is not None else [])
+            outs = linears(lins, x)
+            x_l = outs[0]
+            x_r = x_l if self.share_weights else outs[1]
+            res = outs[-1] if self.res is not None else None
         else:
             x_src, x_dst = x
             if x_dst is None:

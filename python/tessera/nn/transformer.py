@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
-from ._linear import linear
+from ._linear import linear, linears
 from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, add_to_fresh, fused_attention
 
 
@@ -73,9 +73,7 @@ class TransformerConv(torch.nn.Module):
         H = self.heads
         if isinstance(x, Tensor):
             x = (x, x)
-        query = linear(self.lin_query, x[1])
-        key = linear(self.lin_key, x[0])
-        value = linear(self.lin_value, x[0])
+        query, key, value, x_r = self._project(x)
         want_alpha = bool(return_attention_weights)
         ea = edge_weight = None
         if edge_attr is not None:
@@ -101,14 +99,30 @@ class TransformerConv(torch.nn.Module):
                                      self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
                                      edge_weight=edge_weight)
         attention = g.attention_weights(alpha) if want_alpha else None
-        return self._finish(out, x, attention)
+        return self._finish(out, x, attention, x_r)
 
-    def _finish(self, out: Tensor, x, attention):
+    def _project(self, x):
+        """q, k, v, and on the CPU the skip projection too: there the projections of one input are
+        one autograd node (tessera.nn._linear.linears). Elsewhere the skip is computed after the
+        attention (_finish), so it is not alive during it."""
+        cpu = x[0].device.type == "cpu"
+        if cpu and x[0] is x[1]:
+            outs = linears([self.lin_query, self.lin_key, self.lin_value] +
+                           ([self.lin_skip] if self.root_weight else []), x[0])
+            return outs[0], outs[1], outs[2], outs[3] if self.root_weight else None
+        key, value = linears([self.lin_key, self.lin_value], x[0])
+        if cpu and self.root_weight:
+            query, x_r = linears([self.lin_query, self.lin_skip], x[1])
+            return query, key, value, x_r
+        return linear(self.lin_query, x[1]), key, value, None
+
+    def _finish(self, out: Tensor, x, attention, x_r: Optional[Tensor] = None):
         H, C = self.heads, self.out_channels
         if not self.concat:
             out = out.view(-1, H, C).mean(dim=1)
         if self.root_weight:
-            x_r = linear(self.lin_skip, x[1])
+            if x_r is None:
+                x_r = linear(self.lin_skip, x[1])
             if self.lin_beta is not None:
                 b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
                 out = b * x_r + (1 - b) * out
