@@ -360,11 +360,11 @@ def test_large_cpu_outputs_are_on_huge_page_aligned_memory_and_correct(seed):
 @pytest.mark.parametrize("layer", ["gcn", "gatv2", "transformer", "sage"])
 def test_large_cpu_projections_match_torch_linear(seed, layer):
     """The layers' dense projections with large CPU outputs go through tessera.nn._linear (output
-    and dx on the ops' huge-page memory): output and every parameter gradient bitwise those of the
-    same layer with torch's Linear; dx too where one projection reads x, and where several do
-    (GATv2, Transformer: one node accumulating dx in place) the same sum in another order, within
-    float32 rounding of its largest entry; a Linear with a forward pre-hook (here
-    torch.nn.utils.prune's weight mask) keeps its hook."""
+    and dx on the ops' huge-page memory): output and every gradient bitwise those of the same
+    layer with torch's Linear where one projection reads x; where several do (GATv2, Transformer:
+    one node, one stacked GEMM, dx accumulated in place) the same sums, within float32 rounding of
+    each tensor's largest entry; a Linear with a forward pre-hook (here torch.nn.utils.prune's
+    weight mask) keeps its hook."""
     import tessera.nn._linear as L
     from tessera.nn import GATv2Conv, SAGEConv, TransformerConv
     n, f = 33000, 32  # [33000, 32] f32 outputs: 4.2 MB, above the 4 MB threshold
@@ -386,13 +386,14 @@ def test_large_cpu_projections_match_torch_linear(seed, layer):
         finally:
             L._MIN_BYTES = old
     (o1, dx1, g1), (o0, dx0, g0) = results
-    assert torch.equal(o1, o0)
-    if layer in ("gcn", "sage"):
-        assert torch.equal(dx1, dx0)
-    else:
-        torch.testing.assert_close(dx1, dx0, rtol=0, atol=8 * 2.0 ** -23 * float(dx0.abs().max()))
+    if layer in ("gcn", "sage"):  # one projection per input: torch's own arithmetic
+        same = torch.equal
+    else:  # one stacked GEMM and dx accumulated in place: the same sums, maybe in another order
+        def same(a, b):
+            return bool((a - b).abs().max() <= 8 * 2.0 ** -23 * float(b.abs().max()))
+    assert same(o1, o0) and same(dx1, dx0)
     for k in g0:
-        assert torch.equal(g1[k], g0[k]), k
+        assert same(g1[k], g0[k]), k
     lin = mod.lin if layer == "gcn" else mod.lin_l if layer in ("gatv2", "sage") else mod.lin_query
     if os.environ.get("TESSERA_CPU_HUGE_OUTPUTS") != "0":  # the projection did take tessera's path
         assert L.linear(lin, x.detach()).data_ptr() % (2 << 20) == 0
