@@ -92,7 +92,7 @@ def main():
                 out = f(xg)
                 out.backward(torch.ones_like(out))
 
-            fb = bc.median_ms_cpu(fwd_bwd, warmup=0, reps=a.reps)
+            fb = bc.median_ms_cpu(fwd_bwd, warmup=1, reps=a.reps)  # steady state, as a training loop runs
             peak = peak_rss_growth_mib(fwd_bwd)
             res[who] = {"forward_ms": fwd, "forward_backward_ms": fb, "forward_backward_peak_rss_growth_mib": peak}
             print(f"  {name:11s} {who:20s} forward {fwd:9.1f} ms  forward+backward {fb:9.1f} ms  "
