@@ -17,11 +17,11 @@
 #include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "bench_common.hpp"
+#include "gen/rng.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/gen/generators.hpp"
 #include "tessera/ops/attention.hpp"
@@ -88,9 +88,17 @@ struct Run {
 // Times one (kind, H, C) on graph g (int32 indices), float32 features.
 Run bench_one(const Csr<int32_t>& g, AttentionKind kind, int64_t H, int64_t C, const Device& dev, int reps) {
   const int64_t W = H * C, N = g.rows, S = g.cols;
-  std::mt19937_64 rng(42);
-  std::uniform_real_distribution<float> u(-1, 1);
-  auto rnd = [&](int64_t n) { std::vector<float> v(static_cast<size_t>(n)); for (auto& x : v) x = u(rng); return v; };
+  // Inputs uniform in [-1, 1) from counter-based streams, filled in parallel: at the GPU
+  // configuration (2^20 rows x H*C = 1024) each array is 2^30 values: a sequential mt19937 took
+  // seconds per array and minutes per run (the H200 run of 2026-12-01 hit its 100 s limit).
+  uint64_t stream = 0;
+  auto rnd = [&](int64_t n) {
+    const gen::detail::Stream s(42, ++stream);
+    std::vector<float> v(static_cast<size_t>(n));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = float(2 * s.uniform(uint64_t(i)) - 1);
+    return v;
+  };
   const auto q = rnd(N * W), k = rnd(S * W), v = rnd(S * W), dout = rnd(N * W), att = rnd(W);
   Mem rowptr(dev, g.rowptr.size() * 4, g.rowptr.data()), col(dev, g.col.size() * 4 + 4, g.col.data());
   Mem bq(dev, q.size() * 4, q.data()), bk(dev, k.size() * 4, k.data()), bv(dev, v.size() * 4, v.data());
@@ -154,6 +162,7 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "timed repetitions (median)");
   app.add_option("--json", json_path, "write results as JSON");
   CLI11_PARSE(app, argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a line per configuration, also into a file cut short by a time limit
   if (device == "auto") device = cuda_available() ? "cuda" : "cpu";
   if (spec.empty()) spec = device == "cuda" ? "rmat:scale=20,degree=16,seed=1" : "rmat:scale=14,degree=16,seed=1";
   if (hc.empty()) hc = device == "cuda" ? "4x64,8x128,2x256" : "4x32";
