@@ -5,11 +5,12 @@ has the measurement); the ops' own outputs avoid that with 2 MB-aligned, huge-pa
 and this gives the projections' outputs, and dx in backward, the same memory. Measured on the
 2-core development machine, GCNConv on R-MAT 2^16 x 128 (best of 10, three alternations): forward
 47-50 -> 35 ms with GOMP_SPINCOUNT=1000, 43-50 -> 41-45 ms with libgomp's default spinning (see
-the README's CPU threads note). Same arithmetic as torch's Linear (torch.addmm / torch.mm into the
-given output: bitwise-equal results); small outputs, other devices and inputs that are not 2-D
-floating tensors of the weight's dtype go through the Linear itself, and so does any Linear
-with forward hooks (torch.nn.utils.prune, for one, recomputes the weight in a pre-hook) or of a
-subclass. Projections sharing an input (linears()) are one node whose dx is accumulated in place.
+the README's CPU threads note). One projection is torch's Linear's arithmetic (torch.addmm /
+torch.mm into the given output: bitwise-equal results); several reading one input (linears(),
+project()) are one node with one stacked GEMM and dx accumulated in place. Small outputs, other
+devices and inputs that are not 2-D floating tensors of the weight's dtype go through the Linear
+itself, and so does any Linear with forward hooks (torch.nn.utils.prune, for one, recomputes the
+weight in a pre-hook) or of a subclass.
 """
 import torch
 from torch import Tensor
@@ -20,35 +21,10 @@ _ops = torch.ops.tessera
 _MIN_BYTES = int(_ops.huge_output_min_bytes())
 
 
-class _CpuLinear(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, w, b):
-        out = _ops.empty_output([x.size(0), w.size(0)], x.dtype)
-        if b is None:
-            torch.mm(x, w.t(), out=out)
-        else:
-            torch.addmm(b, x, w.t(), out=out)
-        ctx.save_for_backward(x, w)
-        ctx.has_bias = b is not None
-        return out
-
-    @staticmethod
-    def backward(ctx, gy):
-        x, w = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        dx = dw = db = None
-        if need[0]:
-            dx = torch.mm(gy, w, out=_ops.empty_output(list(x.shape), x.dtype))
-        if need[1]:
-            dw = gy.t().mm(x)
-        if ctx.has_bias and need[2]:
-            db = gy.sum(0)
-        return dx, dw, db
-
-
 class _CpuLinears(torch.autograd.Function):
-    """Several projections of one input, x W_i^T + b_i, as one autograd node. Forward is one GEMM
-    against the stacked weights, the outputs column blocks (views, rows strided) of its result: on
+    """The projections of one input, x W_i^T + b_i, as one autograd node (one projection: torch's
+    Linear's arithmetic, its output not a view). Forward is one GEMM against the stacked weights,
+    the outputs column blocks (views, rows strided) of its result: on
     the 2-core development machine [65536, 128] x [128, 512] took 61-65 ms against 92-101 for
     four [128, 128] GEMMs (OpenBLAS, best of 11). Backward sums the projections' dx in one buffer
     (torch.mm, then addmm_ per further projection) where autograd would add each dx into a fresh
@@ -62,15 +38,16 @@ class _CpuLinears(torch.autograd.Function):
         ws, bs = params[0::2], params[1::2]
         widths = [w.size(0) for w in ws]
         y = _ops.empty_output([x.size(0), sum(widths)], x.dtype)
-        w = torch.cat(ws)
+        w = ws[0] if len(ws) == 1 else torch.cat(ws)
         if all(b is None for b in bs):
             torch.mm(x, w.t(), out=y)
         else:
-            b = torch.cat([b if b is not None else x.new_zeros(n) for b, n in zip(bs, widths)])
+            b = bs[0] if len(bs) == 1 else \
+                torch.cat([b if b is not None else x.new_zeros(n) for b, n in zip(bs, widths)])
             torch.addmm(b, x, w.t(), out=y)
         ctx.save_for_backward(x, *ws)
         ctx.has_bias = [b is not None for b in bs]
-        return tuple(y.split(widths, dim=1))
+        return (y,) if len(ws) == 1 else tuple(y.split(widths, dim=1))  # one projection: not a view
 
     @staticmethod
     def backward(ctx, *gys):
@@ -100,22 +77,31 @@ def _fast_path(lin: torch.nn.Linear, x: Tensor) -> bool:
         x.device.type == "cpu" and x.dim() == 2 and x.is_floating_point() and x.dtype == lin.weight.dtype
 
 
-def linear(lin: torch.nn.Linear, x: Tensor) -> Tensor:
-    """lin(x), with the output (and dx) on the ops' output memory when it is a large CPU tensor."""
-    if not _fast_path(lin, x) or x.size(0) * lin.out_features * x.element_size() < _MIN_BYTES:
-        return lin(x)
-    return _CpuLinear.apply(x, lin.weight, lin.bias)
-
-
 def linears(lins, x: Tensor):
-    """[lin(x) for lin in lins]: on the CPU, when an output or dx is large, one autograd node whose
-    backward accumulates dx in place (_CpuLinears); otherwise each through linear()."""
+    """[lin(x) for lin in lins]: on the CPU, when an output or dx is large, one autograd node
+    (_CpuLinears); otherwise each Linear itself."""
     lins = list(lins)
     widest = max([lin.out_features for lin in lins] + [x.size(-1)])
-    if len(lins) < 2 or not all(_fast_path(lin, x) for lin in lins) or \
-            x.size(0) * widest * x.element_size() < _MIN_BYTES:
-        return [linear(lin, x) for lin in lins]
+    if not all(_fast_path(lin, x) for lin in lins) or x.size(0) * widest * x.element_size() < _MIN_BYTES:
+        return [lin(x) for lin in lins]
     params = []
     for lin in lins:
         params += [lin.weight, lin.bias]
     return list(_CpuLinears.apply(x, *params))
+
+
+def linear(lin: torch.nn.Linear, x: Tensor) -> Tensor:
+    """lin(x), with the output (and dx) on the ops' output memory when it is a large CPU tensor."""
+    return linears([lin], x)[0]
+
+
+def project(pairs):
+    """[lin(x) for lin, x in pairs], the Linears that read the same tensor through one linears()."""
+    groups = {}
+    for i, (lin, x) in enumerate(pairs):
+        groups.setdefault(id(x), (x, []))[1].append(i)
+    outs = [None] * len(pairs)
+    for x, idx in groups.values():
+        for i, y in zip(idx, linears([pairs[i][0] for i in idx], x)):
+            outs[i] = y
+    return outs

@@ -24,7 +24,7 @@ from torch import Tensor
 from torch.nn import Parameter
 
 from ..graph import Graph
-from ._linear import linear, linears
+from ._linear import project
 
 _ops = torch.ops.tessera
 
@@ -266,23 +266,17 @@ class GATv2Conv(torch.nn.Module):
     def forward(self, x: Union[Tensor, Tuple[Tensor, Optional[Tensor]]], edge_index,
                 edge_attr: Optional[Tensor] = None, return_attention_weights: Optional[bool] = None):
         H = self.heads
-        res = None
-        if isinstance(x, Tensor):
-            # One input: on the CPU its projections are one autograd node (_linear.linears).
-            lins = [self.lin_l] + ([] if self.share_weights else [self.lin_r]) + \
-                ([self.res] if self.res is not None else [])
-            outs = linears(lins, x)
-            x_l = outs[0]
-            x_r = x_l if self.share_weights else outs[1]
-            res = outs[-1] if self.res is not None else None
-        else:
-            x_src, x_dst = x
-            if x_dst is None:
-                raise NotImplementedError("tessera GATv2Conv: x = (x_src, None) is not supported")
-            if self.res is not None:
-                res = linear(self.res, x_dst)
-            x_l = linear(self.lin_l, x_src)
-            x_r = linear(self.lin_r, x_dst)
+        x_src, x_dst = (x, x) if isinstance(x, Tensor) else x
+        if x_dst is None:
+            raise NotImplementedError("tessera GATv2Conv: x = (x_src, None) is not supported")
+        shared = self.share_weights and x_src is x_dst  # x_r is x_l
+        # On the CPU the projections reading one tensor are one autograd node (_linear.project).
+        pairs = [(self.lin_l, x_src)] + ([] if shared else [(self.lin_r, x_dst)]) + \
+            ([(self.res, x_dst)] if self.res is not None else [])
+        outs = project(pairs)
+        x_l = outs[0]
+        x_r = x_l if shared else outs[1]
+        res = outs[-1] if self.res is not None else None
         want_alpha = bool(return_attention_weights)
         if edge_attr is not None:
             edge_attr = self._checked_edge_attr(edge_index, edge_attr)

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
-from ._linear import linear, linears
+from ._linear import linear, project
 from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, add_to_fresh, fused_attention
 
 
@@ -102,19 +102,15 @@ class TransformerConv(torch.nn.Module):
         return self._finish(out, x, attention, x_r)
 
     def _project(self, x):
-        """q, k, v, and on the CPU the skip projection too: there the projections of one input are
-        one autograd node (tessera.nn._linear.linears). Elsewhere the skip is computed after the
-        attention (_finish), so it is not alive during it."""
-        cpu = x[0].device.type == "cpu"
-        if cpu and x[0] is x[1]:
-            outs = linears([self.lin_query, self.lin_key, self.lin_value] +
-                           ([self.lin_skip] if self.root_weight else []), x[0])
-            return outs[0], outs[1], outs[2], outs[3] if self.root_weight else None
-        key, value = linears([self.lin_key, self.lin_value], x[0])
-        if cpu and self.root_weight:
-            query, x_r = linears([self.lin_query, self.lin_skip], x[1])
-            return query, key, value, x_r
-        return linear(self.lin_query, x[1]), key, value, None
+        """q, k, v, and on the CPU the skip projection too (there the ones reading one tensor are one
+        autograd node: tessera.nn._linear.project); elsewhere the skip waits for _finish, so it is
+        not alive during the attention."""
+        early_skip = self.root_weight and x[1].device.type == "cpu"
+        pairs = [(self.lin_query, x[1]), (self.lin_key, x[0]), (self.lin_value, x[0])]
+        if early_skip:
+            pairs.append((self.lin_skip, x[1]))
+        outs = project(pairs)
+        return outs[0], outs[1], outs[2], outs[3] if early_skip else None
 
     def _finish(self, out: Tensor, x, attention, x_r: Optional[Tensor] = None):
         H, C = self.heads, self.out_channels
