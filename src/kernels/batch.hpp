@@ -18,6 +18,8 @@ struct JobOutput {
   std::vector<double> gradient;    // when requested: node hypers, edge hypers, q
   double flops = 0;                // useful arithmetic of all mat-vecs: 2 x nnz x nnz' + 2 x size each
   double exec_flops = 0;           // arithmetic as executed (the CUDA dense path needs less)
+  double matvec_seconds = 0;       // CUDA grid-wide pairs: GPU time of the mat-vec kernels (events)
+  double matvec_kernel_flops = 0;  // and their executed arithmetic
 };
 
 struct BatchInput {

@@ -195,6 +195,8 @@ std::vector<detail::JobOutput> run_jobs(const detail::BatchInput& in, const std:
     stats.max_residual = std::max(stats.max_residual, o.stats.residual);
     stats.matvec_flops += o.flops;
     stats.matvec_flops_executed += o.exec_flops;
+    stats.matvec_kernel_seconds += o.matvec_seconds;
+    stats.matvec_kernel_flops_executed += o.matvec_kernel_flops;
     if (o.stats.converged) ++stats.converged;
     else stats.failed.push_back({jobs[k].a, jobs[k].b, o.stats});
   }

@@ -86,6 +86,10 @@ struct GramStats {
   double seconds = 0;
   double matvec_flops = 0;         // useful: 2 x nnz x nnz' (+ 2 x n n') per mat-vec, as a direct product
   double matvec_flops_executed = 0;  // as executed (the CUDA dense tile path factors the product)
+  // The mat-vec kernels alone, on the pairs the CUDA backend solves with the whole grid (large
+  // pairs; 0 elsewhere): GPU time between events around each mat-vec, and their executed flops.
+  double matvec_kernel_seconds = 0;
+  double matvec_kernel_flops_executed = 0;
   std::vector<FailedPair> failed;  // pairs that hit max_iter: reported, never silent
   double pairs_per_second() const { return seconds > 0 ? double(pairs) / seconds : 0; }
 };

@@ -15,11 +15,18 @@
 //   registers and shared memory.
 // - Sparse tile pairs (few nonzeros, or a G tile with more than kMaxPlanes labels) distribute the
 //   nnz x nnz' products over the lanes with shared-memory atomics.
+// Large pairs (solved by the whole grid) use the same identity over the whole pair instead when
+// the cost model prefers it: Z_l = X Bt_l^T once per label, then Y = sum_l A_l Z_l, two launches
+// of dense 8x8 products (octile_sandwich.cuh), the X Bt_l^T part no longer repeated per G tile.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "kernels/batch.hpp"
+#include "octile_sandwich.cuh"
 #include "tessera/core/cuda_check.hpp"
 #include "tessera/core/error.hpp"
 
@@ -70,6 +77,7 @@ __device__ TileSrc global_tiles(const DevData& d) { return {d.dense_w, d.dense_l
 
 struct DevOut {
   double value, residual, exec_flops;  // exec_flops: arithmetic of one mat-vec as executed
+  double matvec_seconds, matvec_flops;  // grid-wide pairs: GPU time (events) and executed flops of all mat-vecs
   int32_t iterations, status;  // status: 1 converged, 0 not converged, -1 did not fit (retry)
 };
 
@@ -517,10 +525,196 @@ __global__ void __launch_bounds__(kThreads) large_sum(int64_t size, const T* x, 
   block_add(xs, &sc->xs, red);
 }
 
+// ---- The sandwich mat-vec of a large pair (octile_sandwich.cuh) --------------------------------
+// Rows per lane R: 4 or 2 in fp32 (TESSERA_MGK_SANDWICH_ROWS, default 4), 2 in fp64; the bounds
+// keep R = 4 (32 accumulators, 32 inputs) at 128 registers and R = 2 at 80.
+template <class T, class W, int R>
+__global__ void __launch_bounds__(kThreads, sizeof(T) == 4 && R == 2 ? 3 : 2) sandwich_kernel(StageArgs<T, W> a) {
+  sandwich_stage<T, W, R>(a, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), int64_t(gridDim.x) * kWarps);
+}
+
+// The stages' weights, transposed per tile (octile_sandwich.cuh): Bt_l of every G' tile for each
+// label l of G, bt[(l * tiles + t) * 64 + c * 8 + s] = B_t[s][c] k_e(labels[l], label_t[s][c]) ...
+template <class T>
+__global__ void expand_bt_kernel(const float* dense_w, const uint16_t* dense_l, int32_t tb0, int64_t tiles,
+                                 const T* tab, int L, const int32_t* labels, int nl, T* bt) {
+  const int64_t per = tiles * 64, total = per * nl;
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < total; k += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t e = k % per, src = int64_t(tb0) * 64 + (e & ~int64_t(63)) + (e & 7) * 8 + ((e >> 3) & 7);
+    bt[k] = T(dense_w[src]) * tab[int64_t(labels[k / per]) * L + dense_l[src]];
+  }
+}
+// ... and G's planes [pl0, pl0 + planes): at[p * 64 + c * 8 + s] = A_p[s][c].
+__global__ void transpose_planes_kernel(const float* plane_w, int32_t pl0, int64_t planes, float* at) {
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < planes * 64; k += int64_t(gridDim.x) * blockDim.x)
+    at[k] = plane_w[int64_t(pl0) * 64 + (k & ~int64_t(63)) + (k & 7) * 8 + ((k >> 3) & 7)];
+}
+
+// The host's copy of the packed tiles, to plan a pair's mat-vec.
+struct HostTiles {
+  const std::vector<int32_t>& row_ptr;
+  const std::vector<int32_t>& nz_ptr;
+  const std::vector<int32_t>& plane_ptr;
+  const std::vector<uint16_t>& plane_label;
+};
+
+constexpr int kSandwichMaxLabels = 8;  // stage 1 keeps one product vector Z_l per label of G
+// Cost model: a dense multiply-add of the sandwich against one product of the direct sparse path
+// (index decode, table lookup, shared-memory atomic): the sandwich runs when its multiply-adds are
+// at most this many times the direct product's nnz x nnz'.
+constexpr double kSandwichGain = 4;
+
+struct SandwichPlan {
+  bool use = false;
+  std::vector<int32_t> labels;    // distinct plane labels of G
+  std::vector<int32_t> plane_in;  // per plane of G: its label's index in `labels`
+  int32_t tb0 = 0, pl0 = 0;       // first tile of G', first plane of G
+  int64_t tiles2 = 0;             // tiles of G'
+  double exec_flops = 0;          // arithmetic of one mat-vec (2 per multiply-add)
+};
+
+// The sandwich needs every tile of G split into planes and few labels. TESSERA_MGK_SANDWICH=0 or
+// 1 overrides the cost model (never / whenever possible), for A/B runs and tests.
+SandwichPlan plan_sandwich(const HostTiles& h, const DevGraph& g1, const DevGraph& g2) {
+  SandwichPlan p;
+  const int32_t ta0 = h.row_ptr[size_t(g1.row_ptr)], ta1 = h.row_ptr[size_t(g1.row_ptr + g1.blocks)];
+  p.tb0 = h.row_ptr[size_t(g2.row_ptr)];
+  const int32_t tb1 = h.row_ptr[size_t(g2.row_ptr + g2.blocks)];
+  p.tiles2 = tb1 - p.tb0;
+  p.pl0 = h.plane_ptr[size_t(ta0)];
+  for (int32_t t = ta0; t < ta1; ++t)
+    if (h.plane_ptr[size_t(t) + 1] == h.plane_ptr[size_t(t)]) return p;  // a tile of too many labels
+  for (int32_t q = p.pl0; q < h.plane_ptr[size_t(ta1)]; ++q) {
+    const int32_t lab = h.plane_label[size_t(q)];
+    auto it = std::find(p.labels.begin(), p.labels.end(), lab);
+    if (it == p.labels.end()) {
+      if (int(p.labels.size()) == kSandwichMaxLabels) return p;
+      it = p.labels.insert(p.labels.end(), lab);
+    }
+    p.plane_in.push_back(int32_t(it - p.labels.begin()));
+  }
+  const double planes = double(p.plane_in.size());
+  const double fma = 64.0 * (8.0 * g1.blocks * double(p.tiles2) * double(p.labels.size()) + 8.0 * g2.blocks * planes);
+  const double nnz1 = h.nz_ptr[size_t(ta1)] - h.nz_ptr[size_t(ta0)], nnz2 = h.nz_ptr[size_t(tb1)] - h.nz_ptr[size_t(p.tb0)];
+  p.exec_flops = 2 * fma;
+  const char* env = std::getenv("TESSERA_MGK_SANDWICH");
+  const std::string force = env ? env : "";
+  p.use = force == "1" ? true : force == "0" ? false : fma <= kSandwichGain * nnz1 * nnz2;
+  return p;
+}
+
+// The events around each mat-vec of a grid-wide pair: its GPU time, reported with the flops.
+struct EventPair {
+  cudaEvent_t a = nullptr, b = nullptr;
+  EventPair() {
+    TESSERA_CUDA_CHECK(cudaEventCreate(&a));
+    TESSERA_CUDA_CHECK(cudaEventCreate(&b));
+  }
+  ~EventPair() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  double seconds() const {
+    float ms = 0;
+    TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    return ms * 1e-3;
+  }
+};
+
+// The sandwich mat-vec of one pair: Bt_l of G' (fixed for the solve), G's planes transposed, the
+// plane -> label map, Z_l; run() is stage 1 then stage 2.
+template <class T>
+class SandwichMatvec {
+ public:
+  SandwichMatvec(const DevData& d, const SandwichPlan& plan, const DevGraph& g1, const DevGraph& g2, const T* tab,
+                 const Exec& exec, cudaStream_t st, int grid, int device)
+      : nl_(int(plan.labels.size())),
+        size_(int64_t(g1.blocks) * g2.blocks * 64),
+        z_(exec, size_t(size_) * size_t(nl_) * sizeof(T)),
+        bt_(exec, std::max<size_t>(1, size_t(plan.tiles2) * 64 * size_t(nl_) * sizeof(T))),
+        at_(exec, std::max<size_t>(1, plan.plane_in.size() * 64 * sizeof(float))),
+        lab_(exec, plan.labels.size() * sizeof(int32_t)),
+        pin_(exec, std::max<size_t>(1, plan.plane_in.size() * sizeof(int32_t))) {
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(lab_.get(), plan.labels.data(), plan.labels.size() * sizeof(int32_t),
+                                       cudaMemcpyHostToDevice, st));
+    if (!plan.plane_in.empty())
+      TESSERA_CUDA_CHECK(cudaMemcpyAsync(pin_.get(), plan.plane_in.data(), plan.plane_in.size() * sizeof(int32_t),
+                                         cudaMemcpyHostToDevice, st));
+    const int64_t nbt = plan.tiles2 * 64 * nl_, nat = int64_t(plan.plane_in.size()) * 64;
+    auto blocks = [&](int64_t n) { return int(std::max<int64_t>(1, std::min<int64_t>(grid, (n + kThreads - 1) / kThreads))); };
+    if (nat > 0) {
+      transpose_planes_kernel<<<blocks(nat), kThreads, 0, st>>>(d.plane_w, plan.pl0, nat / 64, at_.as<float>());
+      TESSERA_CUDA_LAUNCH_CHECK();
+    }
+    if (nbt > 0) {
+      expand_bt_kernel<T><<<blocks(nbt), kThreads, 0, st>>>(d.dense_w, d.dense_l, plan.tb0, plan.tiles2, tab, d.L,
+                                                           lab_.as<int32_t>(), nl_, bt_.as<T>());
+      TESSERA_CUDA_LAUNCH_CHECK();
+    }
+    // Stage 1: Z_l^T = (X Bt_l^T)^T over the tile rows of G'; stage 2: Y = sum_l A_l Z_l over G's.
+    s1_ = StageArgs<T, T>{d.row_ptr + g2.row_ptr, d.tile_col, nullptr, bt_.as<T>(), plan.tb0, 0, nullptr,
+                          nullptr, 0, z_.as<T>(), size_, plan.tiles2, g2.blocks, g2.blocks, g1.blocks, nl_};
+    s2_ = StageArgs<T, float>{d.row_ptr + g1.row_ptr, d.tile_col, d.plane_ptr, at_.as<float>(), 0, plan.pl0,
+                              pin_.as<int32_t>(), z_.as<T>(), size_, nullptr, 0, 0, g1.blocks, g1.blocks, g2.blocks, 1};
+    const char* env = std::getenv("TESSERA_MGK_SANDWICH_ROWS");
+    rows4_ = sizeof(T) == 4 && !(env && std::string(env) == "2");
+    int sms = 0;
+    TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    grid1_ = grid_of<T, 2>(s1_, sms);
+    grid2_ = grid_of<float, 2>(s2_, sms);
+    if constexpr (sizeof(T) == 4) {
+      if (rows4_) {
+        grid1_ = grid_of<T, 4>(s1_, sms);
+        grid2_ = grid_of<float, 4>(s2_, sms);
+      }
+    }
+  }
+
+  void run(const T* in, T* out, cudaStream_t st) {
+    s1_.in = in;
+    s2_.out = out;
+    if constexpr (sizeof(T) == 4) {
+      if (rows4_) {
+        launch<T, 4>(s1_, grid1_, st);
+        launch<float, 4>(s2_, grid2_, st);
+        return;
+      }
+    }
+    launch<T, 2>(s1_, grid1_, st);
+    launch<float, 2>(s2_, grid2_, st);
+  }
+
+ private:
+  // The stage's warp items over the blocks resident at once (at most).
+  template <class W, int R>
+  static int grid_of(const StageArgs<T, W>& a, int sms) {
+    int per = 0;
+    TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, sandwich_kernel<T, W, R>, kThreads, 0));
+    const int64_t items = int64_t(a.groups) * a.rows * ((a.in_rblocks * 8 + 32 * R - 1) / (32 * R));
+    return int(std::max<int64_t>(1, std::min<int64_t>(int64_t(sms) * std::max(1, per), (items + kWarps - 1) / kWarps)));
+  }
+  template <class W, int R>
+  static void launch(const StageArgs<T, W>& a, int grid, cudaStream_t st) {
+    sandwich_kernel<T, W, R><<<grid, kThreads, 0, st>>>(a);
+    TESSERA_CUDA_LAUNCH_CHECK();
+  }
+
+  int nl_;
+  int64_t size_;
+  Scratch z_, bt_, at_, lab_, pin_;
+  StageArgs<T, T> s1_{};
+  StageArgs<T, float> s2_{};
+  bool rows4_ = true;
+  int grid1_ = 1, grid2_ = 1;
+};
+
 // Solves one pair with the whole grid; fills `o` (status 1 converged, 0 not).
 template <class T>
 void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph& g1, const DevGraph& g2, const T* tab,
-                      const Options& opt, const Exec& exec, cudaStream_t st, int grid, DevOut& o) {
+                      const SandwichPlan& plan, const Options& opt, const Exec& exec, cudaStream_t st, int grid,
+                      DevOut& o) {
   const int64_t size = int64_t(g1.blocks) * g2.blocks * 64;
   Scratch work(exec, size_t(size) * 5 * sizeof(T));
   Scratch scal(exec, sizeof(LargeScalars));
@@ -531,13 +725,28 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
   const int vgrid = int(std::min<int64_t>(grid, (size + kThreads - 1) / kThreads));
   large_init<T><<<vgrid, kThreads, 0, st>>>(d, kv, g1, g2, x, dg, 1.0 / ((1 - q) * (1 - q)), sc);
   TESSERA_CUDA_LAUNCH_CHECK();
-  large_matvec<T><<<grid, kThreads, 0, st>>>(d, g1, g2, tab, x, r, &sc->exec_flops);  // r0 = W x0 (diag x0 = b)
-  TESSERA_CUDA_LAUNCH_CHECK();
+  std::optional<SandwichMatvec<T>> sandwich;
+  if (plan.use) sandwich.emplace(d, plan, g1, g2, tab, exec, st, grid, opt.device.index);
+  EventPair ev;
+  // out = W in (r0 = W x0 first, with the direct path counting its executed flops).
+  auto matvec = [&](const T* in, T* out, double* flops) {
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.a, st));
+    if (sandwich) {
+      sandwich->run(in, out, st);
+    } else {
+      large_matvec<T><<<grid, kThreads, 0, st>>>(d, g1, g2, tab, in, out, flops);
+      TESSERA_CUDA_LAUNCH_CHECK();
+    }
+    TESSERA_CUDA_CHECK(cudaEventRecord(ev.b, st));
+  };
+  matvec(x, r, &sc->exec_flops);  // r0 = W x0 (diag x0 = b)
   large_start<T><<<vgrid, kThreads, 0, st>>>(size, r, dg, p, sc);
   TESSERA_CUDA_LAUNCH_CHECK();
   LargeScalars h{};
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, st));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(st));
+  double matvec_s = ev.seconds();
+  int matvecs = 1;
   const double bnorm = std::sqrt(h.bb);
   double res = bnorm > 0 ? std::sqrt(h.rr) / bnorm : 0.0;
   int it = 0, cur = 0;
@@ -545,8 +754,7 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
     // zero pAp, rr and the rz slot this iteration writes
     TESSERA_CUDA_CHECK(cudaMemsetAsync(&sc->pAp, 0, 2 * sizeof(double), st));
     TESSERA_CUDA_CHECK(cudaMemsetAsync(&sc->rz[1 - cur], 0, sizeof(double), st));
-    large_matvec<T><<<grid, kThreads, 0, st>>>(d, g1, g2, tab, p, Ap, nullptr);
-    TESSERA_CUDA_LAUNCH_CHECK();
+    matvec(p, Ap, nullptr);
     large_apply<T><<<vgrid, kThreads, 0, st>>>(size, p, dg, Ap, sc);
     TESSERA_CUDA_LAUNCH_CHECK();
     large_update<T><<<vgrid, kThreads, 0, st>>>(size, p, Ap, dg, x, r, cur, sc);
@@ -555,6 +763,8 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
     TESSERA_CUDA_LAUNCH_CHECK();
     TESSERA_CUDA_CHECK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, st));
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(st));
+    matvec_s += ev.seconds();
+    ++matvecs;
     if (!(h.pAp > 0)) break;  // as the one-block solver: breakdown ends the iteration (not converged)
     cur = 1 - cur;
     ++it;
@@ -568,7 +778,9 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
   o.residual = res;
   o.iterations = it;
   o.status = res <= tol ? 1 : 0;
-  o.exec_flops = h.exec_flops;
+  o.exec_flops = plan.use ? plan.exec_flops : h.exec_flops;
+  o.matvec_seconds = matvec_s;
+  o.matvec_flops = matvecs * o.exec_flops;
 }
 
 // Appends the tiles of g expanded to 8x8 (weights, label ids) and split into planes of one edge
@@ -675,7 +887,7 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
             in.table->size()};
   const T* dtab = upload(tab, s_tab, st);
   const PairJob* dj = upload(djobs, s_jobs, st);
-  std::vector<DevOut> hout(jobs.size(), DevOut{0, 0, 0, 0, -1});
+  std::vector<DevOut> hout(jobs.size(), DevOut{0, 0, 0, 0, 0, 0, -1});
   int sms = 0, per_sm = 0;
   TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, opt.device.index));
   TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mgk_pcg_kernel<T>, kThreads, 0));
@@ -683,7 +895,9 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
   const BaseKernelView kv = opt.node_kernel.view();
   for (size_t l = 0; l < large.size(); ++l) {
     const auto& j = djobs[large[l]];
-    solve_large_pair<T>(d, kv, graphs[size_t(j.a)], graphs[size_t(j.b)], dtab, opt, exec, st, full_grid, hout[large[l]]);
+    const DevGraph &g1 = graphs[size_t(j.a)], &g2 = graphs[size_t(j.b)];
+    const SandwichPlan plan = plan_sandwich(HostTiles{row_ptr, nz_ptr, plane_ptr, plane_label}, g1, g2);
+    solve_large_pair<T>(d, kv, g1, g2, dtab, plan, opt, exec, st, full_grid, hout[large[l]]);
     if (opt.progress) opt.progress(int64_t(l + 1), int64_t(jobs.size()));
   }
   DevOut* dout = upload(hout, s_out, st);
@@ -725,6 +939,8 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
     const double vector_flops = 2.0 * double(a.tiles.blocks * b.tiles.blocks * 64);
     out[k].flops = double(hout[k].iterations + 1) * (2.0 * double(a.tiles.nnz()) * double(b.tiles.nnz()) + vector_flops);
     out[k].exec_flops = double(hout[k].iterations + 1) * (hout[k].exec_flops + vector_flops);
+    out[k].matvec_seconds = hout[k].matvec_seconds;
+    out[k].matvec_kernel_flops = hout[k].matvec_flops;
   }
   if (opt.progress) opt.progress(int64_t(jobs.size()), int64_t(jobs.size()));
 }
