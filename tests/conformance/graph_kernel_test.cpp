@@ -157,8 +157,7 @@ TEST(GraphKernelCuda, DenseTilesOfManyLabelsMatchCpu) {
 // The large-pair sandwich mat-vec (Z_l = X Bt_l^T, then Y = sum_l A_l Z_l) against the direct
 // tile-pair mat-vec, both forced by TESSERA_MGK_SANDWICH: banded graphs (dense octiles) of one and
 // two edge labels with isolated nodes and sizes not multiples of 8, a sparse random graph, and
-// tiles of 5 labels (not split into planes: the sandwich must decline). Both rows-per-lane
-// variants in fp32, and fp64.
+// tiles of 5 labels (not split into planes: the sandwich must decline). fp64 and fp32.
 TEST(GraphKernelCuda, SandwichMatvecMatchesDirectPath) {
   TESSERA_REQUIRE_CUDA();
   std::mt19937_64 rng(testing::seed());
@@ -198,7 +197,6 @@ TEST(GraphKernelCuda, SandwichMatvecMatchesDirectPath) {
   struct Env {
     ~Env() {
       ::unsetenv("TESSERA_MGK_SANDWICH");
-      ::unsetenv("TESSERA_MGK_SANDWICH_ROWS");
     }
   } restore;
   for (const auto& c : cases) {
@@ -208,22 +206,19 @@ TEST(GraphKernelCuda, SandwichMatvecMatchesDirectPath) {
     ASSERT_TRUE(direct.stats.failed.empty()) << c.name;
     ASSERT_GT(direct.stats.matvec_kernel_seconds, 0) << c.name << ": the pairs should take the grid-wide path";
     ::setenv("TESSERA_MGK_SANDWICH", "1", 1);
-    for (DType dt : {DType::f64, DType::f32})
-      for (const char* rows : {"4", "2"}) {
-        if (dt == DType::f64 && std::string(rows) == "4") continue;  // fp64 always runs 2 rows per lane
-        ::setenv("TESSERA_MGK_SANDWICH_ROWS", rows, 1);
-        o.dtype = dt;
-        const auto gpu = MarginalizedGraphKernel(o).gram(c.gs);
-        EXPECT_TRUE(gpu.stats.failed.empty()) << c.name;
-        EXPECT_GT(gpu.stats.matvec_kernel_flops_executed, 0) << c.name;
-        // On dense octiles the sandwich executes about a third of the direct path's arithmetic
-        // (the sign that it ran); fp64 takes the same iterations on both paths.
-        if (dt == DType::f64 && std::string(c.name).rfind("banded", 0) == 0) {
-          EXPECT_LT(gpu.stats.matvec_kernel_flops_executed, 0.6 * direct.stats.matvec_kernel_flops_executed) << c.name;
-        }
-        expect_close(gpu.K, direct.K, dt == DType::f64 ? 1e-10 : 1e-5,
-                     (std::string(c.name) + ", " + dtype_name(dt) + ", rows " + rows).c_str());
+    for (DType dt : {DType::f64, DType::f32}) {
+      o.dtype = dt;
+      const auto gpu = MarginalizedGraphKernel(o).gram(c.gs);
+      EXPECT_TRUE(gpu.stats.failed.empty()) << c.name;
+      EXPECT_GT(gpu.stats.matvec_kernel_flops_executed, 0) << c.name;
+      // On dense octiles the sandwich executes about a third of the direct path's arithmetic
+      // (the sign that it ran); fp64 takes the same iterations on both paths.
+      if (dt == DType::f64 && std::string(c.name).rfind("banded", 0) == 0) {
+        EXPECT_LT(gpu.stats.matvec_kernel_flops_executed, 0.6 * direct.stats.matvec_kernel_flops_executed) << c.name;
       }
+      expect_close(gpu.K, direct.K, dt == DType::f64 ? 1e-10 : 1e-5,
+                   (std::string(c.name) + ", " + dtype_name(dt)).c_str());
+    }
   }
 }
 

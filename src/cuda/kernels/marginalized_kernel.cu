@@ -421,15 +421,17 @@ __device__ void block_add(double v, double* dst, double* red) {
   }
 }
 
+// halves: the vectors' blocks in the sandwich's layout (octile_sandwich.cuh), else row-major.
 template <class T>
 __global__ void __launch_bounds__(kThreads) large_init(DevData d, BaseKernelView kv, DevGraph g1, DevGraph g2,
-                                                       T* x, T* dg, double s, LargeScalars* sc) {
+                                                       T* x, T* dg, double s, bool halves, LargeScalars* sc) {
   __shared__ double red[kWarps];
   const int64_t size = int64_t(g1.blocks) * g2.blocks * 64;
   double bb = 0, lsum = 0;
   for (int64_t k = blockIdx.x * int64_t(kThreads) + threadIdx.x; k < size; k += int64_t(gridDim.x) * kThreads) {
     const int64_t blk = k >> 6;
-    const int i = int(blk / g2.blocks) * 8 + int((k >> 3) & 7), j = int(blk % g2.blocks) * 8 + int(k & 7);
+    const int e = int(k & 63), r = halves ? (e >> 2) & 7 : e >> 3, c = halves ? (e >> 5) * 4 + (e & 3) : e & 7;
+    const int i = int(blk / g2.blocks) * 8 + r, j = int(blk % g2.blocks) * 8 + c;
     if (i < g1.n && j < g2.n) {
       const int ni = g1.node + i, nj = g2.node + j;
       const double v = kv.eval(d.node_label[ni], d.node_attr + int64_t(ni) * d.attr_dim, d.node_label[nj],
@@ -526,10 +528,10 @@ __global__ void __launch_bounds__(kThreads) large_sum(int64_t size, const T* x, 
 }
 
 // ---- The sandwich mat-vec of a large pair (octile_sandwich.cuh) --------------------------------
-// Rows per lane R: 4 or 2 in fp32 (TESSERA_MGK_SANDWICH_ROWS, default 4), 2 in fp64; the bounds
-// keep R = 4 (32 accumulators, 32 inputs) at 128 registers and R = 2 at 80.
+// Two blocks per SM: 128 registers hold fp32's 4 rows per lane (32 accumulators, 32 inputs) and
+// fp64's 2. (fp32 at 2 rows and 80 registers, 3 blocks per SM, ran 11-15% slower on the H200.)
 template <class T, class W, int R>
-__global__ void __launch_bounds__(kThreads, sizeof(T) == 4 && R == 2 ? 3 : 2) sandwich_kernel(StageArgs<T, W> a) {
+__global__ void __launch_bounds__(kThreads, 2) sandwich_kernel(StageArgs<T, W> a) {
   sandwich_stage<T, W, R>(a, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), int64_t(gridDim.x) * kWarps);
 }
 
@@ -658,47 +660,30 @@ class SandwichMatvec {
                           nullptr, 0, z_.as<T>(), size_, plan.tiles2, g2.blocks, g2.blocks, g1.blocks, nl_};
     s2_ = StageArgs<T, float>{d.row_ptr + g1.row_ptr, d.tile_col, d.plane_ptr, at_.as<float>(), 0, plan.pl0,
                               pin_.as<int32_t>(), z_.as<T>(), size_, nullptr, 0, 0, g1.blocks, g1.blocks, g2.blocks, 1};
-    const char* env = std::getenv("TESSERA_MGK_SANDWICH_ROWS");
-    rows4_ = sizeof(T) == 4 && !(env && std::string(env) == "2");
     int sms = 0;
     TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    grid1_ = grid_of<T, 2>(s1_, sms);
-    grid2_ = grid_of<float, 2>(s2_, sms);
-    if constexpr (sizeof(T) == 4) {
-      if (rows4_) {
-        grid1_ = grid_of<T, 4>(s1_, sms);
-        grid2_ = grid_of<float, 4>(s2_, sms);
-      }
-    }
+    grid1_ = grid_of<T>(s1_, sms);
+    grid2_ = grid_of<float>(s2_, sms);
   }
 
   void run(const T* in, T* out, cudaStream_t st) {
     s1_.in = in;
     s2_.out = out;
-    if constexpr (sizeof(T) == 4) {
-      if (rows4_) {
-        launch<T, 4>(s1_, grid1_, st);
-        launch<float, 4>(s2_, grid2_, st);
-        return;
-      }
-    }
-    launch<T, 2>(s1_, grid1_, st);
-    launch<float, 2>(s2_, grid2_, st);
+    sandwich_kernel<T, T, kRows><<<grid1_, kThreads, 0, st>>>(s1_);
+    TESSERA_CUDA_LAUNCH_CHECK();
+    sandwich_kernel<T, float, kRows><<<grid2_, kThreads, 0, st>>>(s2_);
+    TESSERA_CUDA_LAUNCH_CHECK();
   }
 
  private:
   // The stage's warp items over the blocks resident at once (at most).
-  template <class W, int R>
+  static constexpr int kRows = sandwich_rows<T>();
+  template <class W>
   static int grid_of(const StageArgs<T, W>& a, int sms) {
     int per = 0;
-    TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, sandwich_kernel<T, W, R>, kThreads, 0));
-    const int64_t items = int64_t(a.groups) * a.rows * ((a.in_rblocks * 8 + 32 * R - 1) / (32 * R));
+    TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, sandwich_kernel<T, W, kRows>, kThreads, 0));
+    const int64_t items = int64_t(a.groups) * a.rows * ((a.in_rblocks * 8 + 32 * kRows - 1) / (32 * kRows));
     return int(std::max<int64_t>(1, std::min<int64_t>(int64_t(sms) * std::max(1, per), (items + kWarps - 1) / kWarps)));
-  }
-  template <class W, int R>
-  static void launch(const StageArgs<T, W>& a, int grid, cudaStream_t st) {
-    sandwich_kernel<T, W, R><<<grid, kThreads, 0, st>>>(a);
-    TESSERA_CUDA_LAUNCH_CHECK();
   }
 
   int nl_;
@@ -706,7 +691,6 @@ class SandwichMatvec {
   Scratch z_, bt_, at_, lab_, pin_;
   StageArgs<T, T> s1_{};
   StageArgs<T, float> s2_{};
-  bool rows4_ = true;
   int grid1_ = 1, grid2_ = 1;
 };
 
@@ -723,7 +707,7 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
   TESSERA_CUDA_CHECK(cudaMemsetAsync(sc, 0, sizeof(LargeScalars), st));
   const double q = opt.q, tol = opt.tolerance();
   const int vgrid = int(std::min<int64_t>(grid, (size + kThreads - 1) / kThreads));
-  large_init<T><<<vgrid, kThreads, 0, st>>>(d, kv, g1, g2, x, dg, 1.0 / ((1 - q) * (1 - q)), sc);
+  large_init<T><<<vgrid, kThreads, 0, st>>>(d, kv, g1, g2, x, dg, 1.0 / ((1 - q) * (1 - q)), plan.use, sc);
   TESSERA_CUDA_LAUNCH_CHECK();
   std::optional<SandwichMatvec<T>> sandwich;
   if (plan.use) sandwich.emplace(d, plan, g1, g2, tab, exec, st, grid, opt.device.index);
