@@ -421,17 +421,15 @@ __device__ void block_add(double v, double* dst, double* red) {
   }
 }
 
-// halves: the vectors' blocks in the sandwich's layout (octile_sandwich.cuh), else row-major.
 template <class T>
 __global__ void __launch_bounds__(kThreads) large_init(DevData d, BaseKernelView kv, DevGraph g1, DevGraph g2,
-                                                       T* x, T* dg, double s, bool halves, LargeScalars* sc) {
+                                                       T* x, T* dg, double s, LargeScalars* sc) {
   __shared__ double red[kWarps];
   const int64_t size = int64_t(g1.blocks) * g2.blocks * 64;
   double bb = 0, lsum = 0;
   for (int64_t k = blockIdx.x * int64_t(kThreads) + threadIdx.x; k < size; k += int64_t(gridDim.x) * kThreads) {
     const int64_t blk = k >> 6;
-    const int e = int(k & 63), r = halves ? (e >> 2) & 7 : e >> 3, c = halves ? (e >> 5) * 4 + (e & 3) : e & 7;
-    const int i = int(blk / g2.blocks) * 8 + r, j = int(blk % g2.blocks) * 8 + c;
+    const int i = int(blk / g2.blocks) * 8 + int((k >> 3) & 7), j = int(blk % g2.blocks) * 8 + int(k & 7);
     if (i < g1.n && j < g2.n) {
       const int ni = g1.node + i, nj = g2.node + j;
       const double v = kv.eval(d.node_label[ni], d.node_attr + int64_t(ni) * d.attr_dim, d.node_label[nj],
@@ -707,7 +705,7 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
   TESSERA_CUDA_CHECK(cudaMemsetAsync(sc, 0, sizeof(LargeScalars), st));
   const double q = opt.q, tol = opt.tolerance();
   const int vgrid = int(std::min<int64_t>(grid, (size + kThreads - 1) / kThreads));
-  large_init<T><<<vgrid, kThreads, 0, st>>>(d, kv, g1, g2, x, dg, 1.0 / ((1 - q) * (1 - q)), plan.use, sc);
+  large_init<T><<<vgrid, kThreads, 0, st>>>(d, kv, g1, g2, x, dg, 1.0 / ((1 - q) * (1 - q)), sc);
   TESSERA_CUDA_LAUNCH_CHECK();
   std::optional<SandwichMatvec<T>> sandwich;
   if (plan.use) sandwich.emplace(d, plan, g1, g2, tab, exec, st, grid, opt.device.index);

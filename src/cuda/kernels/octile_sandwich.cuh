@@ -7,11 +7,8 @@
 //
 // One stage: out(row, T*8 + s) = sum over tiles (T, U) of W, planes p of the tile:
 //   sum_c in_p(row, U*8 + c) * W_p[s][c],
-// with in_p and out in 8x8 blocks and out stored transposed (the output of stage 1 is Z_l^T, which
-// stage 2 reads row-wise; the output of stage 2 is Y). Inside a block the sandwich keeps its
-// vectors in halves: entry (r, c) at half_index(r, c), columns 0-3 of the 8 rows, then 4-7, so
-// that the 8 lanes reading one block's rows with 16-byte loads read 128 contiguous bytes (the
-// row-major block made every such load touch twice the sectors it used; ncu: L1 78% busy). A lane owns R
+// with in_p and out in the product vectors' 8x8 block layout and out stored transposed (the output
+// of stage 1 is Z_l^T, which stage 2 reads row-wise; the output of stage 2 is Y). A lane owns R
 // rows and accumulates their 8 x R outputs over the tile row in registers; the W tile is the same
 // for all lanes (uniform loads, stored transposed so that one load is a column). Work items (T, slab of 32 R rows) go to consecutive warps in T
 // order, so the warps of a block read overlapping column windows of `in` (banded graphs: mostly
@@ -39,24 +36,6 @@ struct StageArgs {
   int in_rblocks;            // row blocks of an input matrix (= column blocks of out)
   int groups;                // plane_ptr == nullptr: independent products, one per weight group (label)
 };
-
-__host__ __device__ constexpr int half_index(int r, int c) { return (c >> 2) * 32 + r * 4 + (c & 3); }
-
-// Row r of a block in halves: entries 0-3 at blk + r * 4, 4-7 at blk + 32 + r * 4.
-template <class V>
-__device__ __forceinline__ void load_row_halves(const V* blk, int r, V (&v)[8]) {
-  if constexpr (sizeof(V) == 4) {
-    const float4 a = *reinterpret_cast<const float4*>(blk + r * 4), b = *reinterpret_cast<const float4*>(blk + 32 + r * 4);
-    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-  } else {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const double2 a = reinterpret_cast<const double2*>(blk + h * 32 + r * 4)[0];
-      const double2 b = reinterpret_cast<const double2*>(blk + h * 32 + r * 4)[1];
-      v[4 * h] = a.x, v[4 * h + 1] = a.y, v[4 * h + 2] = b.x, v[4 * h + 3] = b.y;
-    }
-  }
-}
 
 template <class V>
 __device__ __forceinline__ void load8v(const V* p, V (&v)[8]) {
@@ -91,8 +70,7 @@ __device__ void sandwich_stage(const StageArgs<T, W>& a, int64_t first, int64_t 
     // Lane rows row0 + 32 k, k < nk: 32 rows are 4 row blocks apart.
     const int row0 = slab * 32 * R + lane;
     const int nk = row0 < nrows ? min(R, (nrows - row0 + 31) / 32) : 0;
-    const int64_t rbase = int64_t(row0 >> 3) * a.in_bpr * 64, rstep = int64_t(4) * a.in_bpr * 64;
-    const int r8 = row0 & 7;  // the same for the lane's R rows
+    const int64_t rbase = int64_t(row0 >> 3) * a.in_bpr * 64 + (row0 & 7) * 8, rstep = int64_t(4) * a.in_bpr * 64;
     T acc[R][8];
 #pragma unroll
     for (int k = 0; k < R; ++k)
@@ -116,7 +94,7 @@ __device__ void sandwich_stage(const StageArgs<T, W>& a, int64_t first, int64_t 
 #pragma unroll
         for (int k = 0; k < R; ++k) {
           if (k < nk) {
-            load_row_halves(in + rbase + k * rstep, r8, x[k]);
+            load8v(in + rbase + k * rstep, x[k]);
           } else {
 #pragma unroll
             for (int c = 0; c < 8; ++c) x[k][c] = 0;
@@ -140,14 +118,15 @@ __device__ void sandwich_stage(const StageArgs<T, W>& a, int64_t first, int64_t 
     for (int k = 0; k < R; ++k) {
       if (k >= nk) continue;
       const int row = row0 + 32 * k;
-      T* o = out + int64_t(row >> 3) * 64;
+      T* o = out + int64_t(row >> 3) * 64 + (row & 7);
 #pragma unroll
-      for (int s = 0; s < 8; ++s) o[half_index(s, r8)] = acc[k][s];
+      for (int s = 0; s < 8; ++s) o[s * 8] = acc[k][s];
     }
   }
 }
 
-// Rows per lane: 4 in fp32 (32 accumulators), 2 in fp64 (the same registers).
+// Rows per lane: 4 in fp32 (32 accumulators), 2 in fp64 (the same registers). (fp32 at 2 rows,
+// 80 registers and 3 blocks per SM ran 11-15% slower on the H200.)
 template <class T>
 constexpr int sandwich_rows() {
   return sizeof(T) == 4 ? 4 : 2;
