@@ -106,18 +106,6 @@ __device__ double block_sum(double v, double* red, double* bcast) {
   return *bcast;
 }
 
-// Eight consecutive values (16-byte loads for float; p is 32-byte aligned).
-template <class T>
-__device__ __forceinline__ void load8(const T* p, T (&v)[8]) {
-#pragma unroll
-  for (int i = 0; i < 8; ++i) v[i] = p[i];
-}
-template <>
-__device__ __forceinline__ void load8<float>(const float* p, float (&v)[8]) {
-  const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
-  v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-}
-
 // out = W in over the output blocks first, first + stride, ... of the pair: the warps of one
 // block (first = warp, stride = kWarps) or every warp of the grid (the large-pair path). When
 // `flops` is set, each warp adds the arithmetic it executed (2 per multiply-add).
@@ -172,12 +160,12 @@ __device__ void matvec_w(const DevData& d, const TileSrc& src, const DevGraph& g
           unsigned m = dense;
           int k = __ffs(m) - 1;
           T xr[8];
-          load8(xrow + int64_t(__shfl_sync(kAll, my_col, k)) * 64, xr);
+          load8v(xrow + int64_t(__shfl_sync(kAll, my_col, k)) * 64, xr);
           while (m) {
             k = __ffs(m) - 1;
             m &= m - 1;
             T xn[8];
-            if (m) load8(xrow + int64_t(__shfl_sync(kAll, my_col, __ffs(m) - 1)) * 64, xn);
+            if (m) load8v(xrow + int64_t(__shfl_sync(kAll, my_col, __ffs(m) - 1)) * 64, xn);
             const int tb = c0 + k;
             const float* bw = src.bw + int64_t(tb - src.b0) * 64;
             const uint16_t* bl = src.bl + int64_t(tb - src.b0) * 64;
@@ -194,8 +182,8 @@ __device__ void matvec_w(const DevData& d, const TileSrc& src, const DevGraph& g
             for (int p = 0; p < kMaxPlanes; ++p) {
               if (p >= P) break;
               T b0[8], b1[8];
-              load8(buf + p * 64 + q * 8, b0);
-              load8(buf + p * 64 + (q + 4) * 8, b1);
+              load8v(buf + p * 64 + q * 8, b0);
+              load8v(buf + p * 64 + (q + 4) * 8, b1);
 #pragma unroll
               for (int c2 = 0; c2 < 8; ++c2) {
                 z[p][0] += xr[c2] * b0[c2];

@@ -37,6 +37,8 @@ struct StageArgs {
   int groups;                // plane_ptr == nullptr: independent products, one per weight group (label)
 };
 
+// Eight consecutive values (two 16-byte loads for float: p is 32-byte aligned); also used by the
+// direct mat-vec (marginalized_kernel.cu).
 template <class V>
 __device__ __forceinline__ void load8v(const V* p, V (&v)[8]) {
 #pragma unroll
@@ -46,14 +48,6 @@ template <>
 __device__ __forceinline__ void load8v<float>(const float* p, float (&v)[8]) {
   const float4 a = reinterpret_cast<const float4*>(p)[0], b = reinterpret_cast<const float4*>(p)[1];
   v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-}
-template <>
-__device__ __forceinline__ void load8v<double>(const double* p, double (&v)[8]) {
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const double2 a = reinterpret_cast<const double2*>(p)[i];
-    v[2 * i] = a.x, v[2 * i + 1] = a.y;
-  }
 }
 
 // Work items first, first + stride, ... of one stage (warp-granular; every lane of the warp calls).
