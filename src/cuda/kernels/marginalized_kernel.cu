@@ -866,7 +866,15 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
   for (size_t l = 0; l < large.size(); ++l) {
     const auto& j = djobs[large[l]];
     const DevGraph &g1 = graphs[size_t(j.a)], &g2 = graphs[size_t(j.b)];
-    const SandwichPlan plan = plan_sandwich(HostTiles{row_ptr, nz_ptr, plane_ptr, plane_label}, g1, g2);
+    SandwichPlan plan = plan_sandwich(HostTiles{row_ptr, nz_ptr, plane_ptr, plane_label}, g1, g2);
+    if (plan.use) {
+      // Z_l adds one product vector per label to the direct path's five: a pair that fits only
+      // without them takes the direct path rather than running out of memory.
+      size_t free_b = 0, total_b = 0;
+      TESSERA_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+      const double need = double(g1.blocks) * g2.blocks * 64 * sizeof(T) * (5.0 + double(plan.labels.size()));
+      plan.use = need <= 0.8 * double(free_b);
+    }
     solve_large_pair<T>(d, kv, g1, g2, dtab, plan, opt, exec, st, full_grid, hout[large[l]]);
     if (opt.progress) opt.progress(int64_t(l + 1), int64_t(jobs.size()));
   }
