@@ -181,20 +181,13 @@ double time_ms(const Exec& exec, const std::function<void()>& fn, int warmup, in
 #ifdef TESSERA_WITH_CUDA
   if (exec.device.is_cuda()) {
     cudaStream_t s = cuda_stream(exec.stream);
-    cudaEvent_t a, b;
-    TESSERA_CUDA_CHECK(cudaEventCreate(&a));
-    TESSERA_CUDA_CHECK(cudaEventCreate(&b));
+    CudaEventPair ev;
     for (int i = 0; i < std::max(reps, 1); ++i) {
-      TESSERA_CUDA_CHECK(cudaEventRecord(a, s));
+      ev.start(s);
       fn();
-      TESSERA_CUDA_CHECK(cudaEventRecord(b, s));
-      TESSERA_CUDA_CHECK(cudaEventSynchronize(b));
-      float t = 0;
-      TESSERA_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-      ms.push_back(t);
+      ev.stop(s);
+      ms.push_back(ev.elapsed_ms());
     }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
   }
 #endif
   if (ms.empty()) {

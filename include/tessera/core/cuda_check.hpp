@@ -40,4 +40,32 @@ namespace tessera {
 inline cudaStream_t cuda_stream(const void* s) {
   return s ? static_cast<cudaStream_t>(const_cast<void*>(s)) : cudaStreamPerThread;
 }
+
+// GPU time between start() and stop() on a stream; the events live and die with the object (also
+// when a checked call throws between them).
+class CudaEventPair {
+ public:
+  CudaEventPair() {
+    TESSERA_CUDA_CHECK(cudaEventCreate(&a_));
+    TESSERA_CUDA_CHECK(cudaEventCreate(&b_));
+  }
+  ~CudaEventPair() {
+    cudaEventDestroy(a_);
+    cudaEventDestroy(b_);
+  }
+  CudaEventPair(const CudaEventPair&) = delete;
+  CudaEventPair& operator=(const CudaEventPair&) = delete;
+  void start(cudaStream_t s) { TESSERA_CUDA_CHECK(cudaEventRecord(a_, s)); }
+  void stop(cudaStream_t s) { TESSERA_CUDA_CHECK(cudaEventRecord(b_, s)); }
+  // Waits for stop() to complete.
+  float elapsed_ms() const {
+    TESSERA_CUDA_CHECK(cudaEventSynchronize(b_));
+    float ms = 0;
+    TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, a_, b_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t a_ = nullptr, b_ = nullptr;
+};
 }  // namespace tessera

@@ -521,21 +521,27 @@ __global__ void __launch_bounds__(kThreads, 2) sandwich_kernel(StageArgs<T, W> a
   sandwich_stage<T, W, R>(a, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), int64_t(gridDim.x) * kWarps);
 }
 
-// The stages' weights, transposed per tile (octile_sandwich.cuh): Bt_l of every G' tile for each
-// label l of G, bt[(l * tiles + t) * 64 + c * 8 + s] = B_t[s][c] k_e(labels[l], label_t[s][c]) ...
+// Entry e of a transposed 8x8 tile (c * 8 + s) -> its index in the row-major tile (s * 8 + c),
+// tiles in a row: the stages read their weights transposed (octile_sandwich.cuh).
+__device__ __forceinline__ int64_t row_major_of_transposed(int64_t e) {
+  return (e & ~int64_t(63)) + (e & 7) * 8 + ((e >> 3) & 7);
+}
+
+// The stages' weights: Bt_l of every G' tile for each label l of G,
+// bt[(l * tiles + t) * 64 + c * 8 + s] = B_t[s][c] k_e(labels[l], label_t[s][c]) ...
 template <class T>
 __global__ void expand_bt_kernel(const float* dense_w, const uint16_t* dense_l, int32_t tb0, int64_t tiles,
                                  const T* tab, int L, const int32_t* labels, int nl, T* bt) {
   const int64_t per = tiles * 64, total = per * nl;
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < total; k += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t e = k % per, src = int64_t(tb0) * 64 + (e & ~int64_t(63)) + (e & 7) * 8 + ((e >> 3) & 7);
+    const int64_t src = int64_t(tb0) * 64 + row_major_of_transposed(k % per);
     bt[k] = T(dense_w[src]) * tab[int64_t(labels[k / per]) * L + dense_l[src]];
   }
 }
 // ... and G's planes [pl0, pl0 + planes): at[p * 64 + c * 8 + s] = A_p[s][c].
 __global__ void transpose_planes_kernel(const float* plane_w, int32_t pl0, int64_t planes, float* at) {
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < planes * 64; k += int64_t(gridDim.x) * blockDim.x)
-    at[k] = plane_w[int64_t(pl0) * 64 + (k & ~int64_t(63)) + (k & 7) * 8 + ((k >> 3) & 7)];
+    at[k] = plane_w[int64_t(pl0) * 64 + row_major_of_transposed(k)];
 }
 
 // The host's copy of the packed tiles, to plan a pair's mat-vec.
@@ -561,9 +567,11 @@ struct SandwichPlan {
   double exec_flops = 0;          // arithmetic of one mat-vec (2 per multiply-add)
 };
 
-// The sandwich needs every tile of G split into planes and few labels. TESSERA_MGK_SANDWICH=0 or
+// The sandwich needs every tile of G split into planes, few labels, and memory for Z_l: one product
+// vector (`vector_bytes`) per label beside the direct path's five, so that a pair that fits only
+// without them takes the direct path rather than running out of memory. TESSERA_MGK_SANDWICH=0 or
 // 1 overrides the cost model (never / whenever possible), for A/B runs and tests.
-SandwichPlan plan_sandwich(const HostTiles& h, const DevGraph& g1, const DevGraph& g2) {
+SandwichPlan plan_sandwich(const HostTiles& h, const DevGraph& g1, const DevGraph& g2, double vector_bytes) {
   SandwichPlan p;
   const int32_t ta0 = h.row_ptr[size_t(g1.row_ptr)], ta1 = h.row_ptr[size_t(g1.row_ptr + g1.blocks)];
   p.tb0 = h.row_ptr[size_t(g2.row_ptr)];
@@ -587,29 +595,14 @@ SandwichPlan plan_sandwich(const HostTiles& h, const DevGraph& g1, const DevGrap
   p.exec_flops = 2 * fma;
   const char* env = std::getenv("TESSERA_MGK_SANDWICH");
   const std::string force = env ? env : "";
-  p.use = force == "1" ? true : force == "0" ? false : fma <= kSandwichGain * nnz1 * nnz2;
+  p.use = force == "1" || (force != "0" && fma <= kSandwichGain * nnz1 * nnz2);
+  if (p.use) {
+    size_t free_b = 0, total_b = 0;
+    TESSERA_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    p.use = vector_bytes * (5.0 + double(p.labels.size())) <= 0.8 * double(free_b);
+  }
   return p;
 }
-
-// The events around each mat-vec of a grid-wide pair: its GPU time, reported with the flops.
-struct EventPair {
-  cudaEvent_t a = nullptr, b = nullptr;
-  EventPair() {
-    TESSERA_CUDA_CHECK(cudaEventCreate(&a));
-    TESSERA_CUDA_CHECK(cudaEventCreate(&b));
-  }
-  ~EventPair() {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-  double seconds() const {
-    float ms = 0;
-    TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    return ms * 1e-3;
-  }
-};
 
 // The sandwich mat-vec of one pair: Bt_l of G' (fixed for the solve), G's planes transposed, the
 // plane -> label map, Z_l; run() is stage 1 then stage 2.
@@ -697,17 +690,17 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
   TESSERA_CUDA_LAUNCH_CHECK();
   std::optional<SandwichMatvec<T>> sandwich;
   if (plan.use) sandwich.emplace(d, plan, g1, g2, tab, exec, st, grid, opt.device.index);
-  EventPair ev;
+  CudaEventPair ev;  // around each mat-vec: its GPU time, reported with its flops
   // out = W in (r0 = W x0 first, with the direct path counting its executed flops).
   auto matvec = [&](const T* in, T* out, double* flops) {
-    TESSERA_CUDA_CHECK(cudaEventRecord(ev.a, st));
+    ev.start(st);
     if (sandwich) {
       sandwich->run(in, out, st);
     } else {
       large_matvec<T><<<grid, kThreads, 0, st>>>(d, g1, g2, tab, in, out, flops);
       TESSERA_CUDA_LAUNCH_CHECK();
     }
-    TESSERA_CUDA_CHECK(cudaEventRecord(ev.b, st));
+    ev.stop(st);
   };
   matvec(x, r, &sc->exec_flops);  // r0 = W x0 (diag x0 = b)
   large_start<T><<<vgrid, kThreads, 0, st>>>(size, r, dg, p, sc);
@@ -715,7 +708,7 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
   LargeScalars h{};
   TESSERA_CUDA_CHECK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, st));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(st));
-  double matvec_s = ev.seconds();
+  double matvec_s = ev.elapsed_ms() * 1e-3;
   int matvecs = 1;
   const double bnorm = std::sqrt(h.bb);
   double res = bnorm > 0 ? std::sqrt(h.rr) / bnorm : 0.0;
@@ -733,7 +726,7 @@ void solve_large_pair(const DevData& d, const BaseKernelView& kv, const DevGraph
     TESSERA_CUDA_LAUNCH_CHECK();
     TESSERA_CUDA_CHECK(cudaMemcpyAsync(&h, sc, sizeof h, cudaMemcpyDeviceToHost, st));
     TESSERA_CUDA_CHECK(cudaStreamSynchronize(st));
-    matvec_s += ev.seconds();
+    matvec_s += ev.elapsed_ms() * 1e-3;
     ++matvecs;
     if (!(h.pAp > 0)) break;  // as the one-block solver: breakdown ends the iteration (not converged)
     cur = 1 - cur;
@@ -866,15 +859,8 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
   for (size_t l = 0; l < large.size(); ++l) {
     const auto& j = djobs[large[l]];
     const DevGraph &g1 = graphs[size_t(j.a)], &g2 = graphs[size_t(j.b)];
-    SandwichPlan plan = plan_sandwich(HostTiles{row_ptr, nz_ptr, plane_ptr, plane_label}, g1, g2);
-    if (plan.use) {
-      // Z_l adds one product vector per label to the direct path's five: a pair that fits only
-      // without them takes the direct path rather than running out of memory.
-      size_t free_b = 0, total_b = 0;
-      TESSERA_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      const double need = double(g1.blocks) * g2.blocks * 64 * sizeof(T) * (5.0 + double(plan.labels.size()));
-      plan.use = need <= 0.8 * double(free_b);
-    }
+    const SandwichPlan plan = plan_sandwich(HostTiles{row_ptr, nz_ptr, plane_ptr, plane_label}, g1, g2,
+                                            double(g1.blocks) * g2.blocks * 64 * sizeof(T));
     solve_large_pair<T>(d, kv, g1, g2, dtab, plan, opt, exec, st, full_grid, hout[large[l]]);
     if (opt.progress) opt.progress(int64_t(l + 1), int64_t(jobs.size()));
   }

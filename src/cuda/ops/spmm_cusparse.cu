@@ -225,9 +225,7 @@ cusparseSpMMAlg_t pick_algorithm(cusparseHandle_t h, cusparseSpMatDescr_t mat, c
   cusparseSpMMAlg_t best = CUSPARSE_SPMM_ALG_DEFAULT;
   float best_ms = 0;
   std::string rejected;
-  cudaEvent_t e0, e1;
-  TESSERA_CUDA_CHECK(cudaEventCreate(&e0));
-  TESSERA_CUDA_CHECK(cudaEventCreate(&e1));
+  CudaEventPair ev;
   for (auto alg : algs) {
     size_t bytes = 0;
     cusparseStatus_t st = cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
@@ -250,25 +248,19 @@ cusparseSpMMAlg_t pick_algorithm(cusparseHandle_t h, cusparseSpMatDescr_t mat, c
       cudaDataType dt{};
       cusparseOrder_t order{};
       cusparseDnMatGet(B.d, &rows, &cols, &ld, &p, &dt, &order);
-      cudaEventDestroy(e0);
-      cudaEventDestroy(e1);
       fail("spmm (cuda.cusparse): CUDA error ", cudaGetErrorName(err), " (", cudaGetErrorString(err),
            ") in cusparseSpMM with algorithm ", int(alg), " (X ", rows, " x ", cols, ", ld ", ld, ", data ", p,
            ")");
     }
-    TESSERA_CUDA_CHECK(cudaEventRecord(e0, s));
+    ev.start(s);
     constexpr int kReps = 3;
     for (int r = 0; r < kReps; ++r)
       TESSERA_CUSPARSE_CHECK(cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                           sc.one(t), mat, B.d, sc.zero(t), C.d, ct, alg, ws.ptr));
-    TESSERA_CUDA_CHECK(cudaEventRecord(e1, s));
-    TESSERA_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    TESSERA_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    ev.stop(s);
+    const float ms = ev.elapsed_ms();
     if (best == CUSPARSE_SPMM_ALG_DEFAULT || ms < best_ms) best = alg, best_ms = ms;
   }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
   TESSERA_CHECK(best != CUSPARSE_SPMM_ALG_DEFAULT, "spmm (cuda.cusparse): no CSR algorithm accepted the operands:",
                 rejected);
   return best;
