@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "support/mma_emulation.hpp"
 #include "support/testing.hpp"
 #include "tessera/io/graph_io.hpp"
 #include "tessera/kernels/marginalized.hpp"
@@ -157,7 +158,8 @@ TEST(GraphKernelCuda, DenseTilesOfManyLabelsMatchCpu) {
 // The large-pair sandwich mat-vec (Z_l = X Bt_l^T, then Y = sum_l A_l Z_l) against the direct
 // tile-pair mat-vec, both forced by TESSERA_MGK_SANDWICH: banded graphs (dense octiles) of one and
 // two edge labels with isolated nodes and sizes not multiples of 8, a sparse random graph, and
-// tiles of 5 labels (not split into planes: the sandwich must decline). fp64 and fp32.
+// tiles of 5 labels (not split into planes: the sandwich must decline). fp64, and fp32 on the
+// tensor cores (three tf32 terms) and on the FFMA stages.
 TEST(GraphKernelCuda, SandwichMatvecMatchesDirectPath) {
   TESSERA_REQUIRE_CUDA();
   std::mt19937_64 rng(testing::seed());
@@ -197,6 +199,7 @@ TEST(GraphKernelCuda, SandwichMatvecMatchesDirectPath) {
   struct Env {
     ~Env() {
       ::unsetenv("TESSERA_MGK_SANDWICH");
+      ::unsetenv("TESSERA_MGK_TF32");
     }
   } restore;
   for (const auto& c : cases) {
@@ -206,9 +209,12 @@ TEST(GraphKernelCuda, SandwichMatvecMatchesDirectPath) {
     ASSERT_TRUE(direct.stats.failed.empty()) << c.name;
     ASSERT_GT(direct.stats.matvec_kernel_seconds, 0) << c.name << ": the pairs should take the grid-wide path";
     ::setenv("TESSERA_MGK_SANDWICH", "1", 1);
-    for (DType dt : {DType::f64, DType::f32}) {
+    // fp32: the tensor-core stages (default) and the FFMA stages (TESSERA_MGK_TF32=0).
+    for (const auto& [dt, tf32] : {std::pair{DType::f64, ""}, {DType::f32, ""}, {DType::f32, "0"}, {DType::f32, "8"}}) {
       o.dtype = dt;
+      if (*tf32) ::setenv("TESSERA_MGK_TF32", tf32, 1);
       const auto gpu = MarginalizedGraphKernel(o).gram(c.gs);
+      ::unsetenv("TESSERA_MGK_TF32");
       EXPECT_TRUE(gpu.stats.failed.empty()) << c.name;
       EXPECT_GT(gpu.stats.matvec_kernel_flops_executed, 0) << c.name;
       // On dense octiles the sandwich executes about a third of the direct path's arithmetic
@@ -217,8 +223,80 @@ TEST(GraphKernelCuda, SandwichMatvecMatchesDirectPath) {
         EXPECT_LT(gpu.stats.matvec_kernel_flops_executed, 0.6 * direct.stats.matvec_kernel_flops_executed) << c.name;
       }
       expect_close(gpu.K, direct.K, dt == DType::f64 ? 1e-10 : 1e-5,
-                   (std::string(c.name) + ", " + dtype_name(dt)).c_str());
+                   (std::string(c.name) + ", " + dtype_name(dt) + (*tf32 ? ", TESSERA_MGK_TF32=" : "") + tf32).c_str());
     }
+  }
+}
+
+// The fp32 sandwich stage on tensor cores (octile_sandwich.cuh), one warp emulated on the CPU: the
+// lanes load x and W at the kernel's offsets (mma_fragments.hpp sandwich_*), the hardware assembles
+// A and B by the PTX tables, the accumulators are stored at the kernel's output offsets. Small
+// integers first (exact: any slip in the layouts shows), then random floats through the kernel's
+// three-term tf32 split: within 2^-20 of the exact products (fp32 multiply-adds: 2^-24 each).
+TEST(MmaFragments, SandwichTf32x3WarpEmulationMatchesStage) {
+  namespace mma = tessera::cuda::mma;
+  namespace emu = tessera::testing::mma_emulation;
+  std::mt19937_64 rng(testing::seed());
+  for (const bool exact : {true, false}) {
+    // Two row blocks of the input (rows 0-7, 8-15 of the m16 tile; row-major 8x8 inside) and a
+    // W tile stored transposed (W[s][c] at c * 8 + s), as the stage reads them.
+    float x[2][64], w[64];
+    std::uniform_int_distribution<int> small(-8, 8);
+    std::uniform_real_distribution<float> mant(1.0f, 2.0f);
+    std::uniform_int_distribution<int> expo(-12, 12);
+    auto draw = [&] { return exact ? float(small(rng)) : std::ldexp(mant(rng), expo(rng)) * (rng() % 2 ? 1.f : -1.f); };
+    for (auto& b : x)
+      for (float& v : b) v = draw();
+    for (float& v : w) v = draw();
+    // Registers as the kernel fills them: A elements 0..3 = (block 0, xo), (block 1, xo),
+    // (block 0, xo + 1), (block 1, xo + 1); B elements at sandwich_w_offset.
+    double areg[3][32][4], breg[3][32][2];  // [term][lane][element]: hi, lo, exact
+    for (int l = 0; l < 32; ++l) {
+      const int xo = mma::sandwich_x_offset(l);
+      const float av[4] = {x[0][xo], x[1][xo], x[0][xo + 1], x[1][xo + 1]};
+      for (int i = 0; i < 4; ++i) {
+        areg[0][l][i] = emu::tf32_rna(av[i]);
+        areg[1][l][i] = emu::tf32_rna(float(av[i] - areg[0][l][i]));
+        areg[2][l][i] = av[i];
+      }
+      for (int i = 0; i < 2; ++i) {
+        const float bv = w[mma::sandwich_w_offset(l, i)];
+        breg[0][l][i] = emu::tf32_rna(bv);
+        breg[1][l][i] = emu::tf32_rna(float(bv - breg[0][l][i]));
+        breg[2][l][i] = bv;
+      }
+    }
+    double A[3][16][8], B[3][8][8];
+    for (int term = 0; term < 3; ++term) {
+      ASSERT_TRUE(emu::gather_operand(areg[term], A[term], [](int l, int i) { return mma::k8_tf32_a(l, i); }))
+          << "A fragment does not cover the m16 tile once";
+      ASSERT_TRUE(emu::gather_operand(breg[term], B[term], [](int l, int i) { return mma::k8_tf32_b(l, i); }))
+          << "B fragment does not cover the tile once";
+    }
+    // x_lo w_hi + x_hi w_lo + x_hi w_hi, as the kernel issues them; stored at the output offsets.
+    double out[2][64] = {};
+    for (int l = 0; l < 32; ++l)
+      for (int i = 0; i < 4; ++i) {
+        const mma::RowCol rc = mma::acc_c(l, i);
+        double c = 0;
+        for (int k = 0; k < 8; ++k)
+          c += A[1][rc.row][k] * B[0][k][rc.col] + A[0][rc.row][k] * B[1][k][rc.col] + A[0][rc.row][k] * B[0][k][rc.col];
+        out[rc.row >> 3][mma::sandwich_out_offset(l, i)] = c;
+      }
+    for (int row = 0; row < 16; ++row)
+      for (int s = 0; s < 8; ++s) {
+        double want = 0, mag = 0;
+        for (int c = 0; c < 8; ++c) {
+          want += double(x[row >> 3][(row & 7) * 8 + c]) * double(w[c * 8 + s]);
+          mag += std::abs(double(x[row >> 3][(row & 7) * 8 + c]) * double(w[c * 8 + s]));
+        }
+        const double got = out[row >> 3][s * 8 + (row & 7)];
+        if (exact) {
+          ASSERT_EQ(got, want) << "row " << row << " column " << s;
+        } else {
+          EXPECT_LE(std::abs(got - want), std::ldexp(mag, -20)) << "row " << row << " column " << s;
+        }
+      }
   }
 }
 

@@ -3,6 +3,9 @@
 // of cuda/ops/mma_fragments.hpp, for tests that fill the registers as a kernel does and compare
 // the warp's result with the plain product. Each operand builder reports whether the 32 lanes
 // cover every element of its tile exactly once (a mapping bug shows up there first).
+#include <cstdint>
+#include <cstring>
+
 #include "cuda/ops/mma_fragments.hpp"
 
 namespace tessera::testing::mma_emulation {
@@ -43,6 +46,17 @@ inline void accumulate(const double (&A)[16][16], const double (&B)[16][8], doub
       const mma::RowCol rc = mma::acc_c(l, i);
       for (int k = 0; k < 16; ++k) creg[l][i] += A[rc.row][k] * B[k][rc.col];
     }
+}
+
+// cvt.rna.tf32.f32 for finite x: round to 10 mantissa bits, to nearest, ties away from zero
+// (adding half an ulp to the magnitude bits carries into the kept ones exactly then).
+inline double tf32_rna(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  u = (u + 0x1000u) & 0xffffe000u;
+  float r;
+  std::memcpy(&r, &u, sizeof r);
+  return r;
 }
 
 }  // namespace tessera::testing::mma_emulation

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/batch.hpp"
@@ -521,6 +522,21 @@ __global__ void __launch_bounds__(kThreads, 2) sandwich_kernel(StageArgs<T, W> a
   sandwich_stage<T, W, R>(a, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), int64_t(gridDim.x) * kWarps);
 }
 
+// fp32 on the tensor cores (sandwich_stage_tf32x3): kTiles m16 tiles per warp, the blocks per SM
+// that the registers allow without spills (ptxas: 8 tiles 128 registers, 4 tiles 64).
+template <int kTiles>
+__global__ void __launch_bounds__(kThreads, kTiles == 8 ? 2 : 4) sandwich_tf32x3_kernel(StageArgs<float, float> a) {
+  sandwich_stage_tf32x3<kTiles>(a, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), int64_t(gridDim.x) * kWarps);
+}
+
+// m16 tiles per warp of the fp32 sandwich on the tensor cores, 0 for the FFMA stages:
+// TESSERA_MGK_TF32=0 (FFMA; A/B runs, tests), 8 or 4; default 4.
+int sandwich_tf32_tiles() {
+  const char* env = std::getenv("TESSERA_MGK_TF32");
+  const std::string v = env ? env : "";
+  return v == "0" ? 0 : v == "8" ? 8 : 4;
+}
+
 // Entry e of a transposed 8x8 tile (c * 8 + s) -> its index in the row-major tile (s * 8 + c),
 // tiles in a row: the stages read their weights transposed (octile_sandwich.cuh).
 __device__ __forceinline__ int64_t row_major_of_transposed(int64_t e) {
@@ -641,27 +657,38 @@ class SandwichMatvec {
                               pin_.as<int32_t>(), z_.as<T>(), size_, nullptr, 0, 0, g1.blocks, g1.blocks, g2.blocks, 1};
     int sms = 0;
     TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    grid1_ = grid_of<T>(s1_, sms);
-    grid2_ = grid_of<float>(s2_, sms);
+    if constexpr (std::is_same_v<T, float>) tiles_ = sandwich_tf32_tiles();
+    grid1_ = grid_of(s1_, sms, kernel<T>());
+    grid2_ = grid_of(s2_, sms, kernel<float>());
   }
 
   void run(const T* in, T* out, cudaStream_t st) {
     s1_.in = in;
     s2_.out = out;
-    sandwich_kernel<T, T, kRows><<<grid1_, kThreads, 0, st>>>(s1_);
+    kernel<T>()<<<grid1_, kThreads, 0, st>>>(s1_);
     TESSERA_CUDA_LAUNCH_CHECK();
-    sandwich_kernel<T, float, kRows><<<grid2_, kThreads, 0, st>>>(s2_);
+    kernel<float>()<<<grid2_, kThreads, 0, st>>>(s2_);
     TESSERA_CUDA_LAUNCH_CHECK();
   }
 
  private:
-  // The stage's warp items over the blocks resident at once (at most).
   static constexpr int kRows = sandwich_rows<T>();
+  // The stage kernel for weights W: fp32 on the tensor cores unless tiles_ is 0.
   template <class W>
-  static int grid_of(const StageArgs<T, W>& a, int sms) {
+  auto kernel() const -> void (*)(StageArgs<T, W>) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (tiles_ == 8) return sandwich_tf32x3_kernel<8>;
+      if (tiles_ == 4) return sandwich_tf32x3_kernel<4>;
+    }
+    return sandwich_kernel<T, W, kRows>;
+  }
+  // The stage's warp items over the blocks resident at once (at most).
+  template <class W>
+  int grid_of(const StageArgs<T, W>& a, int sms, void (*k)(StageArgs<T, W>)) const {
     int per = 0;
-    TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, sandwich_kernel<T, W, kRows>, kThreads, 0));
-    const int64_t items = int64_t(a.groups) * a.rows * ((a.in_rblocks * 8 + 32 * kRows - 1) / (32 * kRows));
+    TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, kThreads, 0));
+    const int rows = tiles_ ? 16 * tiles_ : 32 * kRows;  // rows per work item
+    const int64_t items = int64_t(a.groups) * a.rows * ((a.in_rblocks * 8 + rows - 1) / rows);
     return int(std::max<int64_t>(1, std::min<int64_t>(int64_t(sms) * std::max(1, per), (items + kWarps - 1) / kWarps)));
   }
 
@@ -670,6 +697,7 @@ class SandwichMatvec {
   Scratch z_, bt_, at_, lab_, pin_;
   StageArgs<T, T> s1_{};
   StageArgs<T, float> s2_{};
+  int tiles_ = 0;  // fp32 on the tensor cores: m16 tiles per warp (sandwich_tf32_tiles)
   int grid1_ = 1, grid2_ = 1;
 };
 

@@ -13,8 +13,16 @@
 // for all lanes (uniform loads, stored transposed so that one load is a column). Work items (T, slab of 32 R rows) go to consecutive warps in T
 // order, so the warps of a block read overlapping column windows of `in` (banded graphs: mostly
 // L1 hits).
+//
+// fp32 runs the stage on the tensor cores (sandwich_stage_tf32x3): the same work items, each 8x8
+// product an mma.m16n8k8 per 16 rows in three tf32 terms. The FFMA version above is kept for fp64
+// and as the TESSERA_MGK_TF32=0 path: it issued ~290 instructions per 8192 multiply-adds and sat at
+// 26-29% of the fp32 peak, bound by issue and load latency at 16 warps per SM (ncu, 8385250).
 #pragma once
 #include <cstdint>
+
+#include "cuda/ops/mma_fragments.hpp"
+#include "cuda/ops/spmm_wsb_kernels.cuh"  // mma_k8_tf32, to_tf32
 
 namespace tessera::kernels::detail {
 
@@ -116,6 +124,84 @@ __device__ void sandwich_stage(const StageArgs<T, W>& a, int64_t first, int64_t 
 #pragma unroll
       for (int s = 0; s < 8; ++s) o[s * 8] = acc[k][s];
     }
+  }
+}
+
+// x = hi + lo, both tf32 (rounded to nearest): |x - hi - lo| <= 2^-22 |x|.
+__device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
+  hi = tessera::cuda::wsb::to_tf32(x);
+  lo = tessera::cuda::wsb::to_tf32(x - __uint_as_float(hi));
+}
+
+// The fp32 stage on the tensor cores. A warp takes the work items of sandwich_stage<float, W, 4>
+// (one tile row T of W, a slab of 128 rows = 8 m16 tiles of two row blocks); per (tile, plane) a
+// lane loads its 16 x elements with 8-byte loads (each load of the warp reads one whole 256-byte
+// block), and each m16 tile does x W^T as x_lo w_hi + x_hi w_lo + x_hi w_hi (split_tf32), three
+// mma.m16n8k8 into fp32 accumulators; the x_lo w_lo term (2^-22 relative) is dropped. A product's
+// relative error is then ~2^-21, against 2^-24 for an fp32 multiply-add. Fragment layouts and
+// offsets: mma_fragments.hpp (sandwich_*), emulated on the CPU by the MmaFragments tests.
+template <int kTiles>
+__device__ void sandwich_stage_tf32x3(const StageArgs<float, float>& a, int64_t first, int64_t stride) {
+  namespace mma = tessera::cuda::mma;
+  constexpr int kBlocks = 2 * kTiles;  // row blocks per slab
+  const int lane = threadIdx.x & 31;
+  const int slabs = (a.in_rblocks + kBlocks - 1) / kBlocks;
+  const int64_t items = int64_t(a.groups) * slabs * a.rows;
+  const int64_t bstep = int64_t(a.in_bpr) * 64;  // one row block down the input
+  const int xo = mma::sandwich_x_offset(lane);
+  const int wo0 = mma::sandwich_w_offset(lane, 0), wo1 = mma::sandwich_w_offset(lane, 1);
+  for (int64_t it = first; it < items; it += stride) {
+    const int trow = int(it % a.rows);
+    const int64_t gs = it / a.rows;
+    const int slab = int(gs % slabs), g = int(gs / slabs);
+    const int rb0 = slab * kBlocks, nb = min(kBlocks, a.in_rblocks - rb0);  // row blocks in the slab
+    float acc[kTiles][4];
+#pragma unroll
+    for (int j = 0; j < kTiles; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[j][i] = 0.f;
+    const int t0 = a.row_ptr[trow], t1 = a.row_ptr[trow + 1];
+    for (int t = t0; t < t1; ++t) {
+      const int64_t xbase = int64_t(rb0) * bstep + int64_t(a.tile_col[t]) * 64 + xo;
+      int p0, p1;
+      if (a.plane_ptr) {
+        p0 = a.plane_ptr[t] - a.plane0;
+        p1 = a.plane_ptr[t + 1] - a.plane0;
+      } else {
+        p0 = int(g * a.group_tiles + (t - a.tile0));
+        p1 = p0 + 1;
+      }
+      for (int p = p0; p < p1; ++p) {
+        const float* in = a.in + (a.plane_in ? int64_t(a.plane_in[p]) * a.in_stride : 0) + xbase;
+        const float* w = a.w + int64_t(p) * 64;
+        uint32_t bh[2], bl[2];
+        split_tf32(w[wo0], bh[0], bl[0]);
+        split_tf32(w[wo1], bh[1], bl[1]);
+        float2 xv[kBlocks];
+#pragma unroll
+        for (int b = 0; b < kBlocks; ++b)
+          xv[b] = b < nb ? *reinterpret_cast<const float2*>(in + b * bstep) : make_float2(0.f, 0.f);
+#pragma unroll
+        for (int j = 0; j < kTiles; ++j) {
+          // A elements 0..3: (row g, col 2t), (g + 8, 2t), (g, 2t + 1), (g + 8, 2t + 1).
+          const float av[4] = {xv[2 * j].x, xv[2 * j + 1].x, xv[2 * j].y, xv[2 * j + 1].y};
+          uint32_t ah[4], al[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) split_tf32(av[i], ah[i], al[i]);
+          tessera::cuda::wsb::mma_k8_tf32(acc[j], al, bh[0], bh[1]);
+          tessera::cuda::wsb::mma_k8_tf32(acc[j], ah, bl[0], bl[1]);
+          tessera::cuda::wsb::mma_k8_tf32(acc[j], ah, bh[0], bh[1]);
+        }
+      }
+    }
+    float* out = a.out + (a.plane_ptr ? 0 : g * a.out_stride) + (int64_t(trow) * a.in_rblocks + rb0) * 64;
+#pragma unroll
+    for (int j = 0; j < kTiles; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int b = 2 * j + (i >> 1);
+        if (b < nb) out[b * 64 + mma::sandwich_out_offset(lane, i)] = acc[j][i];
+      }
   }
 }
 

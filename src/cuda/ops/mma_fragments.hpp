@@ -74,6 +74,33 @@ TESSERA_MMA_HD constexpr RowCol wsb_ldsm_addr(int lane) {
 // (row g, column 2t + j) of matrix m, j = 0, 1 (j = 0 in the lower 16 bits).
 TESSERA_MMA_HD constexpr RowCol ldsm_elem(int lane, int j) { return {lane >> 2, (lane & 3) * 2 + j}; }
 
+// ---- The graph kernel's fp32 sandwich stage on tf32 (kernels/octile_sandwich.cuh) -------------
+// out(row, s) = sum_c x(row, c) W[s][c] over one 8x8 W tile, as mma.m16n8k8: A = 16 rows of x
+// (two 8x8 row blocks of the product vector, block-major, row-major inside), B[k][n] = W[n][c(k)].
+// k is only a summation index, so the stage maps it to the block column c(k) = 2 (k % 4) + k / 4:
+// a lane's two A elements of one row (k = t and t + 4) are then adjacent, one 8-byte load.
+TESSERA_MMA_HD constexpr int sandwich_col(int k) { return 2 * (k & 3) + (k >> 2); }
+// A element i of a lane: (row 0..15 of the m16 tile, block column).
+TESSERA_MMA_HD constexpr RowCol sandwich_a(int lane, int i) {
+  return {k8_tf32_a(lane, i).row, sandwich_col(k8_tf32_a(lane, i).col)};
+}
+// B element i of a lane: (block column c, output column s), i.e. W[s][c].
+TESSERA_MMA_HD constexpr RowCol sandwich_b(int lane, int i) {
+  return {sandwich_col(k8_tf32_b(lane, i).row), k8_tf32_b(lane, i).col};
+}
+// Offset in a row block of the lane's 8-byte load: elements (sandwich_a i = h) and (i = h + 2) of
+// the block's rows (h = 0: rows 0-7 of the m16 tile, h = 1: rows 8-15).
+TESSERA_MMA_HD constexpr int sandwich_x_offset(int lane) { return (lane >> 2) * 8 + 2 * (lane & 3); }
+// Offset of B element i in a W tile stored transposed (W[s][c] at c * 8 + s).
+TESSERA_MMA_HD constexpr int sandwich_w_offset(int lane, int i) {
+  return sandwich_b(lane, i).row * 8 + sandwich_b(lane, i).col;
+}
+// Offset of accumulator i in its output block (acc_c row >> 3 of the m16 tile), stored transposed
+// like the stage's outputs (out(row, s) at s * 8 + row % 8).
+TESSERA_MMA_HD constexpr int sandwich_out_offset(int lane, int i) {
+  return acc_c(lane, i).col * 8 + (acc_c(lane, i).row & 7);
+}
+
 // ---- The WSB attention kernel's mappings (attention_wsb_kernels.cuh) ----------------------------
 // S = Q K^T per block pair: A = the window's 16 query rows x 16 channels of one k-step, B = K^T
 // (k = channel, n = source slot), D = two 16x8 accumulators (n-tile j = block 2p+j of the pair).
