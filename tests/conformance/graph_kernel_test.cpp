@@ -232,7 +232,8 @@ TEST(GraphKernelCuda, SandwichMatvecMatchesDirectPath) {
 // lanes load x and W at the kernel's offsets (mma_fragments.hpp sandwich_*), the hardware assembles
 // A and B by the PTX tables, the accumulators are stored at the kernel's output offsets. Small
 // integers first (exact: any slip in the layouts shows), then random floats through the kernel's
-// three-term tf32 split: within 2^-20 of the exact products (fp32 multiply-adds: 2^-24 each).
+// three-term tf32 split (split_tf32 rounds hi and lo to nearest, as tf32_rna models): within 2^-20
+// of the exact products (fp32 multiply-adds: 2^-24 each).
 TEST(MmaFragments, SandwichTf32x3WarpEmulationMatchesStage) {
   namespace mma = tessera::cuda::mma;
   namespace emu = tessera::testing::mma_emulation;

@@ -22,7 +22,7 @@
 #include <cstdint>
 
 #include "cuda/ops/mma_fragments.hpp"
-#include "cuda/ops/spmm_wsb_kernels.cuh"  // mma_k8_tf32, to_tf32
+#include "cuda/ops/spmm_wsb_kernels.cuh"  // mma_k8_tf32
 
 namespace tessera::kernels::detail {
 
@@ -127,10 +127,14 @@ __device__ void sandwich_stage(const StageArgs<T, W>& a, int64_t first, int64_t 
   }
 }
 
-// x = hi + lo, both tf32 (rounded to nearest): |x - hi - lo| <= 2^-22 |x|.
+// x = hi + lo for the mma's tf32 operands, both rounded to nearest (ties away), as
+// cvt.rna.tf32.f32 does for finite values: |x - hi - lo| <= 2^-22 |x|. Four integer/float
+// operations instead of cvt's eight (its inf/NaN guard: FSETP + SEL per conversion; the product
+// vectors are finite). lo is returned with its low 13 bits unmasked: the mma reads a tf32
+// operand's top 19 bits, which is how ptxas itself lowers a cvt whose result only feeds an mma.
 __device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
-  hi = tessera::cuda::wsb::to_tf32(x);
-  lo = tessera::cuda::wsb::to_tf32(x - __uint_as_float(hi));
+  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  lo = __float_as_uint(x - __uint_as_float(hi)) + 0x1000u;
 }
 
 // The fp32 stage on the tensor cores. A warp takes the work items of sandwich_stage<float, W, 4>
@@ -138,7 +142,7 @@ __device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) 
 // lane loads its 16 x elements with 8-byte loads (each load of the warp reads one whole 256-byte
 // block), and each m16 tile does x W^T as x_lo w_hi + x_hi w_lo + x_hi w_hi (split_tf32), three
 // mma.m16n8k8 into fp32 accumulators; the x_lo w_lo term (2^-22 relative) is dropped. A product's
-// relative error is then ~2^-21, against 2^-24 for an fp32 multiply-add. Fragment layouts and
+// relative error is then ~2^-20.4 at most, against 2^-24 for an fp32 multiply-add. Fragment layouts and
 // offsets: mma_fragments.hpp (sandwich_*), emulated on the CPU by the MmaFragments tests.
 template <int kTiles>
 __device__ void sandwich_stage_tf32x3(const StageArgs<float, float>& a, int64_t first, int64_t stride) {
@@ -177,10 +181,17 @@ __device__ void sandwich_stage_tf32x3(const StageArgs<float, float>& a, int64_t 
         uint32_t bh[2], bl[2];
         split_tf32(w[wo0], bh[0], bl[0]);
         split_tf32(w[wo1], bh[1], bl[1]);
+        // Whole slabs load unpredicated, stepping one pointer (the last slab of an input whose
+        // row blocks are not a multiple of kBlocks zero-fills the rest).
         float2 xv[kBlocks];
+        if (nb == kBlocks) {
 #pragma unroll
-        for (int b = 0; b < kBlocks; ++b)
-          xv[b] = b < nb ? *reinterpret_cast<const float2*>(in + b * bstep) : make_float2(0.f, 0.f);
+          for (int b = 0; b < kBlocks; ++b, in += bstep) xv[b] = *reinterpret_cast<const float2*>(in);
+        } else {
+#pragma unroll
+          for (int b = 0; b < kBlocks; ++b, in += bstep)
+            xv[b] = b < nb ? *reinterpret_cast<const float2*>(in) : make_float2(0.f, 0.f);
+        }
 #pragma unroll
         for (int j = 0; j < kTiles; ++j) {
           // A elements 0..3: (row g, col 2t), (g + 8, 2t), (g, 2t + 1), (g + 8, 2t + 1).
