@@ -210,7 +210,7 @@ TEST(GraphKernelCuda, SandwichMatvecMatchesDirectPath) {
     ASSERT_GT(direct.stats.matvec_kernel_seconds, 0) << c.name << ": the pairs should take the grid-wide path";
     ::setenv("TESSERA_MGK_SANDWICH", "1", 1);
     // fp32: the tensor-core stages (default) and the FFMA stages (TESSERA_MGK_TF32=0).
-    for (const auto& [dt, tf32] : {std::pair{DType::f64, ""}, {DType::f32, ""}, {DType::f32, "0"}, {DType::f32, "8"}}) {
+    for (const auto& [dt, tf32] : {std::pair{DType::f64, ""}, {DType::f32, ""}, {DType::f32, "0"}}) {
       o.dtype = dt;
       if (*tf32) ::setenv("TESSERA_MGK_TF32", tf32, 1);
       const auto gpu = MarginalizedGraphKernel(o).gram(c.gs);
@@ -232,8 +232,9 @@ TEST(GraphKernelCuda, SandwichMatvecMatchesDirectPath) {
 // lanes load x and W at the kernel's offsets (mma_fragments.hpp sandwich_*), the hardware assembles
 // A and B by the PTX tables, the accumulators are stored at the kernel's output offsets. Small
 // integers first (exact: any slip in the layouts shows), then random floats through the kernel's
-// three-term tf32 split (split_tf32 rounds hi and lo to nearest, as tf32_rna models): within 2^-20
-// of the exact products (fp32 multiply-adds: 2^-24 each).
+// three-term tf32 split (split_tf32: hi rounded to nearest, tf32_rna; lo = x - hi, truncated by the
+// mma, tf32_rz): within 2^-19 of the exact products (the bound is 2.5 x 2^-21; fp32 multiply-adds:
+// 2^-24 each).
 TEST(MmaFragments, SandwichTf32x3WarpEmulationMatchesStage) {
   namespace mma = tessera::cuda::mma;
   namespace emu = tessera::testing::mma_emulation;
@@ -257,13 +258,13 @@ TEST(MmaFragments, SandwichTf32x3WarpEmulationMatchesStage) {
       const float av[4] = {x[0][xo], x[1][xo], x[0][xo + 1], x[1][xo + 1]};
       for (int i = 0; i < 4; ++i) {
         areg[0][l][i] = emu::tf32_rna(av[i]);
-        areg[1][l][i] = emu::tf32_rna(float(av[i] - areg[0][l][i]));
+        areg[1][l][i] = emu::tf32_rz(float(av[i] - areg[0][l][i]));
         areg[2][l][i] = av[i];
       }
       for (int i = 0; i < 2; ++i) {
         const float bv = w[mma::sandwich_w_offset(l, i)];
         breg[0][l][i] = emu::tf32_rna(bv);
-        breg[1][l][i] = emu::tf32_rna(float(bv - breg[0][l][i]));
+        breg[1][l][i] = emu::tf32_rz(float(bv - breg[0][l][i]));
         breg[2][l][i] = bv;
       }
     }
@@ -295,7 +296,7 @@ TEST(MmaFragments, SandwichTf32x3WarpEmulationMatchesStage) {
         if (exact) {
           ASSERT_EQ(got, want) << "row " << row << " column " << s;
         } else {
-          EXPECT_LE(std::abs(got - want), std::ldexp(mag, -20)) << "row " << row << " column " << s;
+          EXPECT_LE(std::abs(got - want), std::ldexp(mag, -19)) << "row " << row << " column " << s;
         }
       }
   }

@@ -59,4 +59,14 @@ inline double tf32_rna(float x) {
   return r;
 }
 
+// What the mma takes of an fp32 register given as a tf32 operand: its top 19 bits (truncation).
+inline double tf32_rz(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  u &= 0xffffe000u;
+  float r;
+  std::memcpy(&r, &u, sizeof r);
+  return r;
+}
+
 }  // namespace tessera::testing::mma_emulation

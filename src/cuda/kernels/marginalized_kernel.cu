@@ -522,19 +522,17 @@ __global__ void __launch_bounds__(kThreads, 2) sandwich_kernel(StageArgs<T, W> a
   sandwich_stage<T, W, R>(a, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), int64_t(gridDim.x) * kWarps);
 }
 
-// fp32 on the tensor cores (sandwich_stage_tf32x3): kTiles m16 tiles per warp, the blocks per SM
-// that the registers allow without spills (ptxas: 8 tiles 128 registers, 4 tiles 64).
-template <int kTiles>
-__global__ void __launch_bounds__(kThreads, kTiles == 8 ? 2 : 4) sandwich_tf32x3_kernel(StageArgs<float, float> a) {
-  sandwich_stage_tf32x3<kTiles>(a, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), int64_t(gridDim.x) * kWarps);
+// fp32 on the tensor cores (sandwich_stage_tf32x3): two blocks per SM (124 registers), stage 1
+// (kPlanes false) or stage 2.
+template <bool kPlanes>
+__global__ void __launch_bounds__(kThreads, 2) sandwich_tf32x3_kernel(StageArgs<float, float> a) {
+  sandwich_stage_tf32x3<kPlanes>(a, int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5), int64_t(gridDim.x) * kWarps);
 }
 
-// m16 tiles per warp of the fp32 sandwich on the tensor cores, 0 for the FFMA stages:
-// TESSERA_MGK_TF32=0 (FFMA; A/B runs, tests), 8 or 4; default 4.
-int sandwich_tf32_tiles() {
+// fp32 sandwiches run on the tensor cores unless TESSERA_MGK_TF32=0 (the FFMA stages: A/B runs, tests).
+bool sandwich_tensor_cores() {
   const char* env = std::getenv("TESSERA_MGK_TF32");
-  const std::string v = env ? env : "";
-  return v == "0" ? 0 : v == "8" ? 8 : 4;
+  return !(env && std::string(env) == "0");
 }
 
 // Entry e of a transposed 8x8 tile (c * 8 + s) -> its index in the row-major tile (s * 8 + c),
@@ -657,38 +655,42 @@ class SandwichMatvec {
                               pin_.as<int32_t>(), z_.as<T>(), size_, nullptr, 0, 0, g1.blocks, g1.blocks, g2.blocks, 1};
     int sms = 0;
     TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    if constexpr (std::is_same_v<T, float>) tiles_ = sandwich_tf32_tiles();
-    grid1_ = grid_of(s1_, sms, kernel<T>());
-    grid2_ = grid_of(s2_, sms, kernel<float>());
+    if constexpr (std::is_same_v<T, float>) tf32x3_ = sandwich_tensor_cores();
+    grid1_ = grid_of(s1_, sms, stage1());
+    grid2_ = grid_of(s2_, sms, stage2());
   }
 
   void run(const T* in, T* out, cudaStream_t st) {
     s1_.in = in;
     s2_.out = out;
-    kernel<T>()<<<grid1_, kThreads, 0, st>>>(s1_);
+    stage1()<<<grid1_, kThreads, 0, st>>>(s1_);
     TESSERA_CUDA_LAUNCH_CHECK();
-    kernel<float>()<<<grid2_, kThreads, 0, st>>>(s2_);
+    stage2()<<<grid2_, kThreads, 0, st>>>(s2_);
     TESSERA_CUDA_LAUNCH_CHECK();
   }
 
  private:
   static constexpr int kRows = sandwich_rows<T>();
-  // The stage kernel for weights W: fp32 on the tensor cores unless tiles_ is 0.
-  template <class W>
-  auto kernel() const -> void (*)(StageArgs<T, W>) {
-    if constexpr (std::is_same_v<T, float>) {
-      if (tiles_ == 8) return sandwich_tf32x3_kernel<8>;
-      if (tiles_ == 4) return sandwich_tf32x3_kernel<4>;
-    }
-    return sandwich_kernel<T, W, kRows>;
+  // The stage kernels: fp32 on the tensor cores unless tf32x3_ is off.
+  auto stage1() const -> void (*)(StageArgs<T, T>) {
+    if constexpr (std::is_same_v<T, float>)
+      if (tf32x3_) return sandwich_tf32x3_kernel<false>;
+    return sandwich_kernel<T, T, kRows>;
+  }
+  auto stage2() const -> void (*)(StageArgs<T, float>) {
+    if constexpr (std::is_same_v<T, float>)
+      if (tf32x3_) return sandwich_tf32x3_kernel<true>;
+    return sandwich_kernel<T, float, kRows>;
   }
   // The stage's warp items over the blocks resident at once (at most).
   template <class W>
   int grid_of(const StageArgs<T, W>& a, int sms, void (*k)(StageArgs<T, W>)) const {
     int per = 0;
     TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, kThreads, 0));
-    const int rows = tiles_ ? 16 * tiles_ : 32 * kRows;  // rows per work item
+    const int rows = tf32x3_ ? 16 * kSandwichTiles : 32 * kRows;  // rows per work item
     const int64_t items = int64_t(a.groups) * a.rows * ((a.in_rblocks * 8 + rows - 1) / rows);
+    TESSERA_CHECK(items < (int64_t(1) << 31), "graph kernel: a pair of ", a.rows, " x ", a.in_rblocks,
+                  " blocks has too many sandwich work items (", items, ") for 32-bit indices");
     return int(std::max<int64_t>(1, std::min<int64_t>(int64_t(sms) * std::max(1, per), (items + kWarps - 1) / kWarps)));
   }
 
@@ -697,7 +699,7 @@ class SandwichMatvec {
   Scratch z_, bt_, at_, lab_, pin_;
   StageArgs<T, T> s1_{};
   StageArgs<T, float> s2_{};
-  int tiles_ = 0;  // fp32 on the tensor cores: m16 tiles per warp (sandwich_tf32_tiles)
+  bool tf32x3_ = false;  // fp32 stages on the tensor cores
   int grid1_ = 1, grid2_ = 1;
 };
 

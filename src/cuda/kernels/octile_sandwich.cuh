@@ -127,36 +127,40 @@ __device__ void sandwich_stage(const StageArgs<T, W>& a, int64_t first, int64_t 
   }
 }
 
-// x = hi + lo for the mma's tf32 operands, both rounded to nearest (ties away), as
-// cvt.rna.tf32.f32 does for finite values: |x - hi - lo| <= 2^-22 |x|. Four integer/float
-// operations instead of cvt's eight (its inf/NaN guard: FSETP + SEL per conversion; the product
-// vectors are finite). lo is returned with its low 13 bits unmasked: the mma reads a tf32
-// operand's top 19 bits, which is how ptxas itself lowers a cvt whose result only feeds an mma.
+// x = hi + lo for the mma's tf32 operands: hi = x rounded to nearest (ties away: what
+// cvt.rna.tf32.f32 gives for finite values, without its inf/NaN guard, FSETP + SEL per conversion;
+// the product vectors are finite), lo = x - hi exactly in fp32, handed over as it is: the mma reads
+// a tf32 operand's top 19 bits (ptxas itself leaves a cvt result that only feeds an mma unmasked),
+// so lo is truncated there, |x - hi - lo'| <= 2^-10 |lo| <= 2^-21 |x|, of either sign as lo is.
+// Three instructions (add, mask, subtract).
 __device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
   hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-  lo = __float_as_uint(x - __uint_as_float(hi)) + 0x1000u;
+  lo = __float_as_uint(x - __uint_as_float(hi));
 }
 
 // The fp32 stage on the tensor cores. A warp takes the work items of sandwich_stage<float, W, 4>
 // (one tile row T of W, a slab of 128 rows = 8 m16 tiles of two row blocks); per (tile, plane) a
 // lane loads its 16 x elements with 8-byte loads (each load of the warp reads one whole 256-byte
 // block), and each m16 tile does x W^T as x_lo w_hi + x_hi w_lo + x_hi w_hi (split_tf32), three
-// mma.m16n8k8 into fp32 accumulators; the x_lo w_lo term (2^-22 relative) is dropped. A product's
-// relative error is then ~2^-20.4 at most, against 2^-24 for an fp32 multiply-add. Fragment layouts and
-// offsets: mma_fragments.hpp (sandwich_*), emulated on the CPU by the MmaFragments tests.
-template <int kTiles>
+// mma.m16n8k8 into fp32 accumulators; the x_lo w_lo term (<= 2^-22 relative) is dropped. A
+// product's relative error is then below 2^-19.6 (typically ~2^-22), unbiased, against 2^-24 for an
+// fp32 multiply-add. kPlanes: stage 2 (planes of G's tiles, each reading its label's Z_l) rather
+// than stage 1 (weight groups, one per label, over one input). Fragment layouts and offsets:
+// mma_fragments.hpp (sandwich_*), emulated on the CPU by the MmaFragments tests. Work items are
+// decoded in 32 bits (the host checks that they fit).
+constexpr int kSandwichTiles = 8;  // m16 tiles per warp: 124 registers (4 tiles: 64, 7-9% slower on the H200)
+template <bool kPlanes>
 __device__ void sandwich_stage_tf32x3(const StageArgs<float, float>& a, int64_t first, int64_t stride) {
   namespace mma = tessera::cuda::mma;
-  constexpr int kBlocks = 2 * kTiles;  // row blocks per slab
+  constexpr int kTiles = kSandwichTiles, kBlocks = 2 * kTiles;  // m16 tiles and row blocks per slab
   const int lane = threadIdx.x & 31;
-  const int slabs = (a.in_rblocks + kBlocks - 1) / kBlocks;
-  const int64_t items = int64_t(a.groups) * slabs * a.rows;
+  const uint32_t rows = uint32_t(a.rows), slabs = uint32_t((a.in_rblocks + kBlocks - 1) / kBlocks);
+  const int64_t items = int64_t(a.groups) * slabs * rows;
   const int64_t bstep = int64_t(a.in_bpr) * 64;  // one row block down the input
   const int xo = mma::sandwich_x_offset(lane);
   const int wo0 = mma::sandwich_w_offset(lane, 0), wo1 = mma::sandwich_w_offset(lane, 1);
   for (int64_t it = first; it < items; it += stride) {
-    const int trow = int(it % a.rows);
-    const int64_t gs = it / a.rows;
+    const uint32_t trow = uint32_t(it) % rows, gs = uint32_t(it) / rows;
     const int slab = int(gs % slabs), g = int(gs / slabs);
     const int rb0 = slab * kBlocks, nb = min(kBlocks, a.in_rblocks - rb0);  // row blocks in the slab
     float acc[kTiles][4];
@@ -165,10 +169,11 @@ __device__ void sandwich_stage_tf32x3(const StageArgs<float, float>& a, int64_t 
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[j][i] = 0.f;
     const int t0 = a.row_ptr[trow], t1 = a.row_ptr[trow + 1];
+    const float* in0 = a.in + int64_t(rb0) * bstep + xo;
     for (int t = t0; t < t1; ++t) {
-      const int64_t xbase = int64_t(rb0) * bstep + int64_t(a.tile_col[t]) * 64 + xo;
+      const float* in_t = in0 + int64_t(a.tile_col[t]) * 64;
       int p0, p1;
-      if (a.plane_ptr) {
+      if constexpr (kPlanes) {
         p0 = a.plane_ptr[t] - a.plane0;
         p1 = a.plane_ptr[t + 1] - a.plane0;
       } else {
@@ -176,7 +181,7 @@ __device__ void sandwich_stage_tf32x3(const StageArgs<float, float>& a, int64_t 
         p1 = p0 + 1;
       }
       for (int p = p0; p < p1; ++p) {
-        const float* in = a.in + (a.plane_in ? int64_t(a.plane_in[p]) * a.in_stride : 0) + xbase;
+        const float* in = kPlanes ? in_t + int64_t(a.plane_in[p]) * a.in_stride : in_t;
         const float* w = a.w + int64_t(p) * 64;
         uint32_t bh[2], bl[2];
         split_tf32(w[wo0], bh[0], bl[0]);
@@ -205,7 +210,7 @@ __device__ void sandwich_stage_tf32x3(const StageArgs<float, float>& a, int64_t 
         }
       }
     }
-    float* out = a.out + (a.plane_ptr ? 0 : g * a.out_stride) + (int64_t(trow) * a.in_rblocks + rb0) * 64;
+    float* out = a.out + (kPlanes ? 0 : g * a.out_stride) + (int64_t(trow) * a.in_rblocks + rb0) * 64;
 #pragma unroll
     for (int j = 0; j < kTiles; ++j)
 #pragma unroll
