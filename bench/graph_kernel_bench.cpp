@@ -215,6 +215,18 @@ json run_set(const std::string& name, std::vector<LabeledGraph> graphs, Options 
   return rec;
 }
 
+// How pairs on the grid-wide path run their mat-vec (the variables the CUDA backend reads), and
+// how the executed arithmetic is counted: the JSON says which kernels a number belongs to.
+json matvec_path() {
+  auto env = [](const char* k) { const char* v = std::getenv(k); return std::string(v ? v : ""); };
+  const std::string sandwich = env("TESSERA_MGK_SANDWICH"), tf32 = env("TESSERA_MGK_TF32");
+  return json{{"TESSERA_MGK_SANDWICH", sandwich},
+              {"TESSERA_MGK_TF32", tf32},
+              {"fp32_sandwich_stages", tf32 == "0" ? "FFMA (CUDA cores)" : "tf32x3: three tf32 mma terms per multiply-add (tensor cores)"},
+              {"executed_flops", "2 per fp32 multiply-add of the algorithm (the direct tile-pair path or the sandwich), "
+                                 "whatever unit runs it; shares are of the 67 TFLOP/s fp32 (CUDA-core) peak"}};
+}
+
 std::string default_data_dir() {
   if (const char* env = std::getenv("TESSERA_SHARED_DATA")) return env;
   for (const char* c : {"../shared/data", "../../shared/data", "/work/shared/data"})
@@ -353,6 +365,7 @@ int main(int argc, char** argv) {
               {"date", tessera::bench::now_utc()},
               {"commit", tessera::bench::git_commit()},
               {"command", command},
+              {"large_pair_matvec", matvec_path()},
               {"summary", summary},
               {"records", records}};
   std::printf("summary %s\n", summary.dump().c_str());

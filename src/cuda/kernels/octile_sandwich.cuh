@@ -15,9 +15,10 @@
 // L1 hits).
 //
 // fp32 runs the stage on the tensor cores (sandwich_stage_tf32x3): the same work items, each 8x8
-// product an mma.m16n8k8 per 16 rows in three tf32 terms. The FFMA version above is kept for fp64
-// and as the TESSERA_MGK_TF32=0 path: it issued ~290 instructions per 8192 multiply-adds and sat at
-// 26-29% of the fp32 peak, bound by issue and load latency at 16 warps per SM (ncu, 8385250).
+// product an mma.m16n8k8 per 16 rows in three tf32 terms, fp32-level accuracy. The FFMA version is
+// kept for fp64 and as the TESSERA_MGK_TF32=0 path. Same run on the H200, mat-vec kernels of a
+// 6144-node band-12 pair, 1 / 2 edge labels: FFMA 26 / 29% of the fp32 (CUDA-core) peak, tf32x3
+// 34 / 38% (bench/results/h200_20261202).
 #pragma once
 #include <cstdint>
 
@@ -148,7 +149,7 @@ __device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) 
 // than stage 1 (weight groups, one per label, over one input). Fragment layouts and offsets:
 // mma_fragments.hpp (sandwich_*), emulated on the CPU by the MmaFragments tests. Work items are
 // decoded in 32 bits (the host checks that they fit).
-constexpr int kSandwichTiles = 8;  // m16 tiles per warp: 124 registers (4 tiles: 64, 7-9% slower on the H200)
+constexpr int kSandwichTiles = 8;  // m16 tiles per warp: 113-121 registers (4 tiles: 64, 6-13% slower on the H200)
 template <bool kPlanes>
 __device__ void sandwich_stage_tf32x3(const StageArgs<float, float>& a, int64_t first, int64_t stride) {
   namespace mma = tessera::cuda::mma;
