@@ -46,6 +46,15 @@ struct StageArgs {
   int groups;                // plane_ptr == nullptr: independent products, one per weight group (label)
 };
 
+// The weight planes [x, y) of tile t (absolute tile index) in group g: the tile's planes (stage 2,
+// `planes`) or its one weight tile of group g (stage 1), as indices into the stage's weights.
+template <class T, class W>
+__device__ __forceinline__ int2 stage_planes(const StageArgs<T, W>& a, int t, int g, bool planes) {
+  if (planes) return make_int2(a.plane_ptr[t] - a.plane0, a.plane_ptr[t + 1] - a.plane0);
+  const int p = int(g * a.group_tiles + (t - a.tile0));
+  return make_int2(p, p + 1);
+}
+
 // Eight consecutive values (two 16-byte loads for float: p is 32-byte aligned); also used by the
 // direct mat-vec (marginalized_kernel.cu).
 template <class V>
@@ -82,15 +91,8 @@ __device__ void sandwich_stage(const StageArgs<T, W>& a, int64_t first, int64_t 
     const int t0 = a.row_ptr[trow], t1 = a.row_ptr[trow + 1];
     for (int t = t0; t < t1; ++t) {
       const int64_t ucol = int64_t(a.tile_col[t]) * 64;
-      int p0, p1;
-      if (a.plane_ptr) {
-        p0 = a.plane_ptr[t] - a.plane0;
-        p1 = a.plane_ptr[t + 1] - a.plane0;
-      } else {
-        p0 = int(g * a.group_tiles + (t - a.tile0));
-        p1 = p0 + 1;
-      }
-      for (int p = p0; p < p1; ++p) {
+      const int2 pr = stage_planes(a, t, g, a.plane_ptr != nullptr);
+      for (int p = pr.x; p < pr.y; ++p) {
         const T* in = a.in + (a.plane_in ? int64_t(a.plane_in[p]) * a.in_stride : 0) + ucol;
         const W* w = a.w + int64_t(p) * 64;
         T x[R][8];
@@ -173,15 +175,8 @@ __device__ void sandwich_stage_tf32x3(const StageArgs<float, float>& a, int64_t 
     const float* in0 = a.in + int64_t(rb0) * bstep + xo;
     for (int t = t0; t < t1; ++t) {
       const float* in_t = in0 + int64_t(a.tile_col[t]) * 64;
-      int p0, p1;
-      if constexpr (kPlanes) {
-        p0 = a.plane_ptr[t] - a.plane0;
-        p1 = a.plane_ptr[t + 1] - a.plane0;
-      } else {
-        p0 = int(g * a.group_tiles + (t - a.tile0));
-        p1 = p0 + 1;
-      }
-      for (int p = p0; p < p1; ++p) {
+      const int2 pr = stage_planes(a, t, g, kPlanes);
+      for (int p = pr.x; p < pr.y; ++p) {
         const float* in = kPlanes ? in_t + int64_t(a.plane_in[p]) * a.in_stride : in_t;
         const float* w = a.w + int64_t(p) * 64;
         uint32_t bh[2], bl[2];
