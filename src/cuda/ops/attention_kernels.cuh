@@ -26,26 +26,27 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWarpsPerBlock = 8;
 
 // Blocks per SM each kernel is compiled for (__launch_bounds__' second argument); measured for f32
-// and for f16/bf16 without edge features (f64 and 16-bit edge kernels: not measured, no bound).
-// f16/bf16 rows of 8 channels per lane (one 16-byte pack: C = 64 at 8 lanes per entry, C = 128 at
-// 16, C = 256 at 32) took 135-152 registers, 1 block (8 warps) per SM, in every pass; bounded to 2
-// they fit 128 with at most 4 bytes of spills (H200, same call, R-MAT 2^20 f16 Transformer op
-// forward 4x64 19.2 -> 10.2 ms, 8x128 57.5 -> 30.9; the layer's fwd+bwd 4x64 60.4 -> 35.2 ms,
-// 8x128 183.8 -> 106.6; grid 4x64 28.1 -> 17.3). f32 without edge features: rows of up to 4
+// and f16/bf16 (f64: not measured, no bound). f16/bf16 rows of 8 channels per lane (one 16-byte
+// pack: C = 64 at 8 lanes per entry, C = 128 at 16, C = 256 at 32) took 135-152 registers, 1 block
+// (8 warps) per SM, in every pass; bounded to 2 they fit 128 with at most 4 bytes of spills (H200,
+// same call, R-MAT 2^20 f16 Transformer op forward 4x64 19.2 -> 10.2 ms, 8x128 57.5 -> 30.9; the
+// layer's fwd+bwd 4x64 60.4 -> 35.2 ms, 8x128 183.8 -> 106.6; grid 4x64 28.1 -> 17.3). With edge
+// features only the 16-bit forward at 8 channels per lane (C = 256: 156 registers) is bounded, to 2
+// (~100 bytes of spills; R-MAT 2x256 edge_dim 8 forward GATv2 231.6 -> 187.0 ms, Transformer 143.6
+// -> 97.2); its backward passes take 171-202 registers. f32 without edge features: rows of up to 4
 // channels per lane (C = 64, 128) need 75-80 registers, which leaves 3 blocks (24 warps) per SM;
-// bounded to 4 blocks they fit 64
-// registers with up to ~80 bytes of spills, and the latency-bound walks gain more from the extra
-// warps than the spills cost (H200, same run, the backward: targets / sources passes of the R-MAT
-// 4x64 Transformer 18.9 / 20.4 -> 17.0 / 18.9 ms, of the grid 8x128 15.1 / 15.2 -> 10.7 / 12.3
-// ms); 8 channels per lane (C = 256) fit 128 registers, 2 blocks. With edge features (0.5-1.1 KB
-// of spills at 64 registers for 4 channels per lane) the bounds only keep the occupancy the
-// kernels had before the work-queue schedule (for_each_item) added its state: forward 4 blocks
-// up to 2 channels per lane (64 -> 84 registers without), 2 up to 8 (128 -> 154); targets pass 3
-// up to 2 channels (79 -> 87).
+// bounded to 4 blocks they fit 64 registers with up to ~80 bytes of spills, and the latency-bound
+// walks gain more from the extra warps than the spills cost (H200, same run, the backward: targets
+// / sources passes of the R-MAT 4x64 Transformer 18.9 / 20.4 -> 17.0 / 18.9 ms, of the grid 8x128
+// 15.1 / 15.2 -> 10.7 / 12.3 ms); 8 channels per lane (C = 256) fit 128 registers, 2 blocks. With
+// edge features (0.5-1.1 KB of spills at 64 registers for 4 channels per lane) the bounds only keep
+// the occupancy the kernels had before the work-queue schedule (for_each_item) added its state:
+// forward 4 blocks up to 2 channels per lane (64 -> 84 registers without), 2 up to 8 (128 -> 154);
+// targets pass 3 up to 2 channels (79 -> 87).
 enum class Pass { forward, targets, sources };
 template <class T, int CPT, bool EDGE, Pass P>
 constexpr int min_blocks() {
-  if constexpr (sizeof(T) == 2 && !EDGE) return CPT == 8 ? 2 : 1;
+  if constexpr (sizeof(T) == 2) return CPT == 8 && (!EDGE || P == Pass::forward) ? 2 : 1;
   else if constexpr (!std::is_same_v<T, float>) return 1;
   else if constexpr (!EDGE) return CPT <= 4 ? 4 : CPT == 8 ? 2 : 1;
   else if constexpr (P == Pass::forward) return CPT <= 2 ? 4 : CPT <= 8 ? 2 : 1;
