@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """GATv2Conv / TransformerConv layers on the GPU: tessera.nn vs torch_geometric.nn with the same
-weights (PyG's state_dict loaded into tessera's layer), same graph, same run, fp32.
+weights (PyG's state_dict loaded into tessera's layer), same graph, same run, fp32 (or --dtype).
 
 Per graph, (H, C) and layer: forward and forward+backward (w.r.t. x and every parameter; CUDA
 events, median), peak memory above the inputs (max_memory_allocated delta during forward+backward),
@@ -9,7 +9,11 @@ forward+backward >= 5x, memory <= 1/15; TransformerConv >= 8x, >= 4x, <= 1/10).
 
     python3 bench/attention_layer_bench.py --json OUT.json [--graphs rmat,grid,clustered]
                                          [--hc 4x64,8x128,2x256] [--width 128] [--reps 5] [--budget-s 180]
-                                         [--edge-dim D]
+                                         [--edge-dim D] [--dtype f32|f16|bf16] [--no-pyg]
+The issue's targets are for fp32; --dtype f16/bf16 runs both layers and inputs in that type (tessera's
+16-bit kernels accumulate in fp32), --no-pyg times tessera alone (A/B runs of tessera builds).
+The output gradient of forward+backward is made once per configuration, outside the timed region and
+before the peak-memory baseline (as in gcn_bench.py), for both sides.
 With --edge-dim D both layers take edge_dim = D and the same random edge features: tessera projects
 them inside its kernels, PyG builds lin_edge(edge_attr) as an E x H x C tensor.
 The whole run is bounded by --budget-s: configurations not started within it are listed as skipped.
@@ -33,6 +37,7 @@ GRAPHS = {  # the GCN slice's generated graphs (bench/gcn_bench.py)
 TARGETS = {"gatv2": {"forward": 10.0, "forward_backward": 5.0, "memory": 1 / 15},
            "transformer": {"forward": 8.0, "forward_backward": 4.0, "memory": 1 / 10}}
 PYG_NAMES = {"gatv2": "GATv2Conv", "transformer": "TransformerConv"}
+DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
 def measure(conv, x, edge_index, reps, edge_attr=None):
@@ -40,13 +45,13 @@ def measure(conv, x, edge_index, reps, edge_attr=None):
     extra = () if edge_attr is None else (edge_attr,)
     with torch.no_grad():
         fwd = bc.median_ms_cuda(lambda: conv(x, edge_index, *extra), warmup=1, reps=reps)
+        gy = torch.ones_like(conv(x, edge_index, *extra))
     xg = x.detach().clone().requires_grad_()
 
     def fwd_bwd():
         conv.zero_grad(set_to_none=True)
         xg.grad = None
-        out = conv(xg, edge_index, *extra)
-        out.backward(torch.ones_like(out))
+        conv(xg, edge_index, *extra).backward(gy)
 
     fb = bc.median_ms_cuda(fwd_bwd, warmup=1, reps=reps)
     conv.zero_grad(set_to_none=True)
@@ -80,17 +85,20 @@ def main():
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--budget-s", type=float, default=180.0)
     p.add_argument("--edge-dim", type=int, default=0, help="edge feature width (0: none)")
+    p.add_argument("--dtype", default="f32", choices=sorted(DTYPES), help="layers' and inputs' type")
+    p.add_argument("--no-pyg", action="store_true", help="time tessera alone")
     a = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("attention_layer_bench: no CUDA device (bench/attention_cpu_bench.py is the CPU benchmark)")
     t_start = time.monotonic()
     tessera = bc.import_tessera()
     import tessera.nn as tnn
-    pnn, pyg_version = bc.import_pyg_nn()
+    pnn, pyg_version = (None, None) if a.no_pyg else bc.import_pyg_nn()
+    dtype = DTYPES[a.dtype]
     dev = torch.device("cuda")
     record = bc.provenance(torch.cuda.get_device_name(0))
     record.update({"benchmark": "attention_gpu_vs_pyg", "pyg": pyg_version, "width": a.width, "reps": a.reps,
-                   "budget_s": a.budget_s, "edge_dim": a.edge_dim, "targets": TARGETS, "rows": [], "skipped": []})
+                   "budget_s": a.budget_s, "edge_dim": a.edge_dim, "dtype": a.dtype, "targets": TARGETS, "rows": [], "skipped": []})
     out_path = a.json or os.path.join(bc.ROOT, "bench", "results",
                                       f"attention_gpu_{time.strftime('%Y%m%d_%H%M%S')}.json")
     hcs = [tuple(int(v) for v in item.split("x")) for item in a.hc.split(",")]
@@ -102,8 +110,8 @@ def main():
         edge_index = torch.stack([col.long(), dst]).to(dev)
         print(f"{gname}: {spec}: {n} nodes, {edge_index.size(1)} edges", flush=True)
         torch.manual_seed(0)
-        x = torch.randn(n, a.width, device=dev)
-        ea = torch.randn(edge_index.size(1), a.edge_dim, device=dev) if a.edge_dim else None
+        x = torch.randn(n, a.width, device=dev, dtype=dtype)
+        ea = torch.randn(edge_index.size(1), a.edge_dim, device=dev, dtype=dtype) if a.edge_dim else None
         extra = () if ea is None else (ea,)
         kw = {"edge_dim": a.edge_dim} if a.edge_dim else {}
         for H, C in hcs:
@@ -114,11 +122,11 @@ def main():
                     record["skipped"].append(cfg)
                     print(f"  {layer} H={H} C={C}: skipped (time budget)", flush=True)
                     continue
-                ours = getattr(tnn, PYG_NAMES[layer])(a.width, C, heads=H, **kw).to(dev)
+                ours = getattr(tnn, PYG_NAMES[layer])(a.width, C, heads=H, **kw).to(dev, dtype)
                 row = dict(cfg)
                 diff = None
                 if pnn is not None:
-                    peer = getattr(pnn, PYG_NAMES[layer])(a.width, C, heads=H, **kw).to(dev)
+                    peer = getattr(pnn, PYG_NAMES[layer])(a.width, C, heads=H, **kw).to(dev, dtype)
                     ours.load_state_dict(peer.state_dict())  # PyG's weights, unchanged
                     row["pyg"] = timed(peer, x, edge_index, a.reps, ea)
                     try:

@@ -36,6 +36,19 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def transparent_hugepage() -> str:
+    """The kernel's transparent-huge-page policy (the bracketed word of /sys/kernel/mm/
+    transparent_hugepage/enabled), or "unknown". The CPU peers' times depend on it by up to 13x:
+    their fresh multi-MB temporaries fault in 4 KB pages under madvise (bench/results/
+    h200_20261202b/README.md, section 4)."""
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            words = f.read().split()
+        return next((w.strip("[]") for w in words if w.startswith("[")), "unknown")
+    except OSError:
+        return "unknown"
+
+
 def provenance(device: str) -> dict:
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -44,6 +57,7 @@ def provenance(device: str) -> dict:
         "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
         "torch": torch.__version__,
         "python": platform.python_version(),
+        "transparent_hugepage": transparent_hugepage(),
     }
 
 

@@ -40,7 +40,8 @@ def main():
     ours = GCNConv(a.width, a.width, cached=True)
     peer = ref.RefGCNConv(a.width, a.width, cached=True)
     peer.load_state_dict(ours.state_dict())
-    print(f"graph {a.spec}: {n} nodes, {edge_index.size(1)} edges; width {a.width}; threads {a.threads}")
+    print(f"graph {a.spec}: {n} nodes, {edge_index.size(1)} edges; width {a.width}; threads {a.threads}; "
+          f"transparent huge pages: {bc.transparent_hugepage()}")
 
     results = {}
     for name, conv in (("tessera", ours), ("pyg_semantics_torch", peer)):

@@ -60,7 +60,7 @@ def main():
     peer = PygSemanticsSAGE(a.width, a.width, a.aggr)
     peer.load_state_dict(ours.state_dict())
     print(f"graph {a.spec}: {n} nodes, {edge_index.size(1)} edges; width {a.width}; aggr {a.aggr}; "
-          f"threads {a.threads}")
+          f"threads {a.threads}; transparent huge pages: {bc.transparent_hugepage()}")
 
     results = {}
     for name, conv, g in (("tessera", ours, graph), ("pyg_semantics_torch", peer, edge_index)):
