@@ -8,6 +8,7 @@ sources passes, each launched for the light and the heavy bucket) and the rest (
 the residual add, gradient accumulation).
 
     python3 bench/attention_profile.py [--graph rmat] [--layer transformer] [--hc 4x64] [--width 128]
+                                       [--dtype f32|f16|bf16] [--edge-dim D] [--forward-only]
 """
 import argparse
 import sys
@@ -16,7 +17,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import bench_common as bc
-from attention_layer_bench import GRAPHS, PYG_NAMES
+from attention_layer_bench import DTYPES, GRAPHS, PYG_NAMES
 
 
 def main():
@@ -26,6 +27,9 @@ def main():
     p.add_argument("--hc", default="4x64", help="heads x channels")
     p.add_argument("--width", type=int, default=128, help="input feature width")
     p.add_argument("--rows", type=int, default=14, help="kernel table rows")
+    p.add_argument("--dtype", default="f32", choices=sorted(DTYPES), help="layer's and inputs' type")
+    p.add_argument("--edge-dim", type=int, default=0, help="edge feature width (0: none)")
+    p.add_argument("--forward-only", action="store_true", help="profile the forward alone (no autograd)")
     a = p.parse_args()
     if not torch.cuda.is_available():
         sys.exit("attention_profile.py needs a CUDA device")
@@ -37,20 +41,30 @@ def main():
     n = rowptr.numel() - 1
     dst = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
     ei = torch.stack([col.long(), dst]).cuda()
-    x = torch.randn(n, a.width, device="cuda", requires_grad=True)
-    conv = getattr(tnn, PYG_NAMES[a.layer])(a.width, C, heads=H).cuda()
-    gy = torch.randn(n, H * C, device="cuda")
+    dtype = DTYPES[a.dtype]
+    x = torch.randn(n, a.width, device="cuda", dtype=dtype, requires_grad=True)
+    kw = {"edge_dim": a.edge_dim} if a.edge_dim else {}
+    extra = (torch.randn(ei.size(1), a.edge_dim, device="cuda", dtype=dtype),) if a.edge_dim else ()
+    conv = getattr(tnn, PYG_NAMES[a.layer])(a.width, C, heads=H, **kw).to("cuda", dtype)
+    gy = torch.randn(n, H * C, device="cuda", dtype=dtype)
 
     def fwd_bwd():
         conv.zero_grad(set_to_none=True)
         x.grad = None
-        conv(x, ei).backward(gy)
+        conv(x, ei, *extra).backward(gy)
 
-    ms = bc.median_ms_cuda(fwd_bwd, reps=5)
+    def fwd():
+        with torch.no_grad():
+            conv(x, ei, *extra)
+
+    step = fwd if a.forward_only else fwd_bwd
+    ms = bc.median_ms_cuda(step, reps=5)
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fwd_bwd()
+        step()
         torch.cuda.synchronize()
-    print(f"== {a.layer} {spec} {H}x{C} (input width {a.width}): forward+backward {ms:.2f} ms (median of 5)")
+    what = "forward" if a.forward_only else "forward+backward"
+    print(f"== {a.layer} {spec} {H}x{C} {a.dtype} edge_dim {a.edge_dim} (input width {a.width}): {what} "
+          f"{ms:.2f} ms (median of 5)")
     print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=a.rows, max_name_column_width=100))
 
 
