@@ -6,6 +6,7 @@ import torch
 
 import tessera
 from tessera.nn import GATv2Conv, TransformerConv
+from tessera.nn.gatv2 import self_loop_edge_attr
 
 import pyg_attention_reference as ref
 
@@ -211,11 +212,15 @@ def test_state_dict_layout_is_pygs():
 
 
 def check_module_edge(mod, oracle, x, ei, ea, tol):
+    """Outputs, attention weights and the gradients of every parameter and of edge_attr."""
+    ea = ea.detach().clone().requires_grad_()
     out, (ei_used, alpha) = mod(x, ei, ea, return_attention_weights=True)
     w = torch.randn_like(out)
     g = grads(mod, out, w)
+    g["edge_attr"], ea.grad = ea.grad, None
     out_ref, ei_ref, alpha_ref = oracle(mod, x, ei, ea)
     g_ref = grads(mod, out_ref, w)
+    g_ref["edge_attr"] = ea.grad
     torch.testing.assert_close(out, out_ref, rtol=tol, atol=tol)
     assert torch.equal(ei_used, ei_ref)
     torch.testing.assert_close(alpha, alpha_ref, rtol=tol, atol=tol)
@@ -234,6 +239,54 @@ def test_gatv2_edge_features_match_pyg_semantics(seed, heads, channels, concat, 
     check_module_edge(mod, ref.gatv2_conv_edge, x, ei, ea.view(-1) if edge_dim == 1 else ea, 1e-9)
     assert set(mod.state_dict()) == {"lin_l.weight", "lin_l.bias", "lin_r.weight", "lin_r.bias", "att",
                                      "lin_edge.weight", "bias"}
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_gatv2_mean_fill_of_16_bit_features_is_accumulated_in_float(seed, dtype):
+    # A node with 4096 in-edges of features near 1: summed in the features' own type the running
+    # sum stops growing near 2048 (f16) or 256 (bf16) and the mean comes out far too small.
+    n, hub = 30, 7
+    targets = torch.cat([torch.full((4096,), hub), torch.randint(0, n, (500,))])
+    ea = (1 + 0.1 * torch.rand(targets.numel(), 3, dtype=torch.float64))
+    exact = torch.zeros(n, 3, dtype=torch.float64).index_add_(0, targets, ea) / \
+        torch.bincount(targets, minlength=n).clamp(min=1).unsqueeze(1).double()
+    fill = self_loop_edge_attr(ea.to(dtype), targets, n, "mean")
+    assert fill.dtype == dtype
+    torch.testing.assert_close(fill.double(), exact.to(dtype).double(), rtol=0, atol=0.01)
+
+
+def test_gatv2_fill_ignores_edges_without_a_loop():
+    # Edges aimed at the spill row num_nodes (removed self-loops, and targets without a loop in a
+    # bipartite graph) take no part in any loop's features.
+    ea = torch.tensor([[1.0], [3.0], [100.0], [200.0], [5.0]], dtype=torch.float64)
+    targets = torch.tensor([0, 0, 2, 2, 1])
+    for fill, want in (("mean", [2.0, 5.0]), ("add", [4.0, 5.0]), ("max", [3.0, 5.0])):
+        got = self_loop_edge_attr(ea, targets, 2, fill)
+        torch.testing.assert_close(got, torch.tensor(want, dtype=torch.float64).unsqueeze(1), msg=fill)
+
+
+def test_gatv2_bipartite_edge_features_align_with_their_edges(seed):
+    # More targets than sources: loops only for the first n_src nodes; every CSR entry must carry
+    # its own edge's features (checked through the attention weights against edge-order logits).
+    n_src, n_dst = 20, 35
+    mod = GATv2Conv((6, 5), 4, heads=2, edge_dim=3).double()
+    x = (torch.randn(n_src, 6, dtype=torch.float64), torch.randn(n_dst, 5, dtype=torch.float64))
+    ei = random_edges(n_src, n_dst, 120)
+    ea = torch.randn(ei.size(1), 3, dtype=torch.float64)
+    out, (ei_used, alpha) = mod(x, ei, ea, return_attention_weights=True)
+    keep = ei[0] != ei[1]
+    loops = torch.arange(n_src)
+    assert torch.equal(ei_used, torch.cat([ei[:, keep], torch.stack([loops, loops])], 1))
+    kept = ea[keep]
+    mean = self_loop_edge_attr(kept, ei[1][keep].clamp(max=n_src), n_src, "mean")
+    ea_used = torch.cat([kept, mean])
+    x_l, x_r = mod.lin_l(x[0]), mod.lin_r(x[1])
+    e = torch.nn.functional.leaky_relu(x_l[ei_used[0]] + x_r[ei_used[1]] + mod.lin_edge(ea_used), mod.negative_slope)
+    logits = (e.view(-1, 2, 4) * mod.att).sum(-1)
+    want = torch.exp(logits - torch.zeros(n_dst, 2, dtype=torch.float64).index_reduce_(
+        0, ei_used[1], logits, "amax", include_self=False)[ei_used[1]])
+    want = want / torch.zeros(n_dst, 2, dtype=torch.float64).index_add_(0, ei_used[1], want)[ei_used[1]]
+    torch.testing.assert_close(alpha, want, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("heads,channels,concat,beta", [(1, 8, True, False), (3, 5, False, True), (2, 7, True, True)])

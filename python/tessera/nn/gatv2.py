@@ -67,15 +67,39 @@ class AttentionGraph:
         self.rowptr, self.col, self.num_src = rowptr, col, num_src
         self.perm = perm              # CSR entry k holds edge perm[k] of the attended edge list
         self.graph = graph if graph is not None else Graph(rowptr, col, None, num_src)
-        # GATv2 with self-loops and edge features: which input edges were kept (bool [E]) and
-        # their targets, to align each call's edge_attr without re-deriving them from the edges.
-        self.kept: Optional[Tensor] = None
-        self.kept_targets: Optional[Tensor] = None
+        # GATv2 with self-loops and edge features (set by align_edge_features): each input edge's
+        # target, or the spill row num_loops for a removed self-loop (the fill's scatter index);
+        # and the row of cat([edge_attr, loop features]) each CSR entry takes (None: in order).
+        self.fill_targets: Optional[Tensor] = None
+        self.ea_source: Optional[Tensor] = None
 
     @classmethod
     def from_edge_index(cls, edge_index: Tensor, num_dst: int, num_src: int) -> "AttentionGraph":
         rowptr, col, perm = _ops.edge_index_to_csr(edge_index, num_dst, num_src, True)
         return cls(rowptr, col, num_src, perm.to(col.dtype))
+
+    def align_edge_features(self, keep: Tensor, targets: Tensor, num_loops: int):
+        """Prepares edge_features() for a graph built by remove_and_add_self_loops: `keep` marks
+        the input edges it kept, `targets` are the input edges' targets."""
+        # (a target past the loops, in a bipartite graph with more targets than sources, has no
+        # loop to fill: it spills too)
+        self.fill_targets = targets.masked_fill(~keep, num_loops).clamp_(max=num_loops)
+        n_edges = keep.numel()
+        if self.perm is None and bool(keep.all()):
+            return  # the CSR holds the edges in input order, then the loops: no gather
+        source = torch.cat([keep.nonzero().squeeze(1),
+                            torch.arange(n_edges, n_edges + num_loops, device=keep.device)])
+        if self.perm is not None:
+            source = source.index_select(0, self.perm.long())
+        self.ea_source = source.to(self.col.dtype)
+
+    def edge_features(self, edge_attr: Tensor, num_loops: int, fill_value) -> Tensor:
+        """The features of every CSR entry: the kept input edges' rows of edge_attr and the
+        self-loops' fill, in one gather (no boolean-mask copy, which also waits on the device for
+        its size, and no second gather into CSR order)."""
+        loops = self_loop_edge_attr(edge_attr, self.fill_targets, num_loops, fill_value)
+        ea = torch.cat([edge_attr, loops], dim=0)
+        return ea if self.ea_source is None else ea.index_select(0, self.ea_source)
 
     def transpose(self):
         t_rowptr, t_col, perm, _ = self.graph.transpose()
@@ -170,7 +194,8 @@ def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:
 
 def self_loop_edge_attr(edge_attr: Tensor, targets: Tensor, num_nodes: int, fill_value) -> Tensor:
     """Features of the appended self-loops, as torch_geometric.utils.add_self_loops builds them
-    from the remaining edges' features edge_attr and their targets."""
+    from the remaining edges' features edge_attr and their targets; an edge whose target is
+    num_nodes (the spill row: a removed self-loop, or a target with no loop) takes no part."""
     shape = (num_nodes,) + tuple(edge_attr.shape[1:])
     if fill_value is None:
         return edge_attr.new_ones(shape)
@@ -184,8 +209,15 @@ def self_loop_edge_attr(edge_attr: Tensor, targets: Tensor, num_nodes: int, fill
     reduce = {"add": "sum", "sum": "sum", "mean": "mean", "max": "amax", "min": "amin", "mul": "prod"}.get(fill_value)
     if reduce is None:
         raise ValueError(f"GATv2Conv: unsupported fill_value '{fill_value}'")
-    init = edge_attr.new_ones(shape) if reduce == "prod" else edge_attr.new_zeros(shape)
-    return init.scatter_reduce(0, idx, edge_attr, reduce=reduce, include_self=False)
+    # 16-bit sums and means in fp32: torch's scatter accumulates with atomics in the tensor's own
+    # type, which on a skewed graph (10^5 edges into one node) is slow and rounds every add.
+    # Exact reductions (max, min) and products stay in the input type.
+    wide = reduce in ("sum", "mean") and edge_attr.dtype in (torch.float16, torch.bfloat16)
+    src = edge_attr.float() if wide else edge_attr
+    spill = (num_nodes + 1,) + shape[1:]  # one more row takes the excluded edges
+    init = src.new_ones(spill) if reduce == "prod" else src.new_zeros(spill)
+    out = init.scatter_reduce(0, idx, src, reduce=reduce, include_self=False)[:num_nodes]
+    return out.to(edge_attr.dtype) if wide else out
 
 
 class GATv2Conv(torch.nn.Module):
@@ -259,7 +291,7 @@ class GATv2Conv(torch.nn.Module):
             looped, keep = remove_and_add_self_loops(ei, min(num_src, num_dst))
             g = AttentionGraph.from_edge_index(looped, num_dst, num_src)
             if self.lin_edge is not None:  # edge_attr comes with every call: keep its alignment
-                g.kept, g.kept_targets = keep, ei[1][keep]
+                g.align_edge_features(keep, ei[1], min(num_src, num_dst))
             return g
         return self._graph_cache.get(edge_index, (num_src, num_dst, self.add_self_loops), build)
 
@@ -281,15 +313,11 @@ class GATv2Conv(torch.nn.Module):
         if edge_attr is not None:
             edge_attr = self._checked_edge_attr(edge_index, edge_attr)
         g = self._graph(edge_index, x_l.size(0), x_r.size(0))
-        ea = None
-        if edge_attr is not None:
-            ea = edge_attr
-            if self.add_self_loops:  # kept edges, then one loop per node carrying fill_value
-                kept = edge_attr[g.kept]
-                loops = self_loop_edge_attr(kept, g.kept_targets, min(x_l.size(0), x_r.size(0)), self.fill_value)
-                ea = torch.cat([kept, loops], dim=0)
-        if ea is not None and g.perm is not None:
-            ea = ea.index_select(0, g.perm)  # into the CSR's entry order, projected inside the kernels
+        ea = None  # edge features in the CSR's entry order, projected inside the kernels
+        if edge_attr is not None and self.add_self_loops:  # kept edges, one loop per node with fill_value
+            ea = g.edge_features(edge_attr, min(x_l.size(0), x_r.size(0)), self.fill_value)
+        elif edge_attr is not None:
+            ea = edge_attr if g.perm is None else edge_attr.index_select(0, g.perm)
         out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), H, self.negative_slope, 0.0,
                                      self.dropout, self.training, want_alpha, alpha_after_dropout=True, edge_attr=ea,
                                      edge_weight=self.lin_edge.weight if ea is not None else None)

@@ -31,9 +31,11 @@ constexpr int kWarpsPerBlock = 8;
 // (8 warps) per SM, in every pass; bounded to 2 they fit 128 with at most 4 bytes of spills (H200,
 // same call, R-MAT 2^20 f16 Transformer op forward 4x64 19.2 -> 10.2 ms, 8x128 57.5 -> 30.9; the
 // layer's fwd+bwd 4x64 60.4 -> 35.2 ms, 8x128 183.8 -> 106.6; grid 4x64 28.1 -> 17.3). With edge
-// features only the 16-bit forward at 8 channels per lane (C = 256: 156 registers) is bounded, to 2
-// (~100 bytes of spills; R-MAT 2x256 edge_dim 8 forward GATv2 231.6 -> 187.0 ms, Transformer 143.6
-// -> 97.2); its backward passes take 171-202 registers. f32 without edge features: rows of up to 4
+// features the 16-bit kernels take the f32 bounds below (the same scalar configurations, fp32
+// accumulators): the forward at 8 channels per lane (C = 256: 156 registers) bounded to 2 (~100
+// bytes of spills; R-MAT 2x256 edge_dim 8 forward GATv2 231.6 -> 187.0 ms, Transformer 143.6 ->
+// 97.2), at 2 per lane (C = 64) 84 -> 64 registers, targets pass 87 -> 80; the backward passes of
+// 8 channels per lane take 171-202 registers, unbounded. f32 without edge features: rows of up to 4
 // channels per lane (C = 64, 128) need 75-80 registers, which leaves 3 blocks (24 warps) per SM;
 // bounded to 4 blocks they fit 64 registers with up to ~80 bytes of spills, and the latency-bound
 // walks gain more from the extra warps than the spills cost (H200, same run, the backward: targets
@@ -46,8 +48,8 @@ constexpr int kWarpsPerBlock = 8;
 enum class Pass { forward, targets, sources };
 template <class T, int CPT, bool EDGE, Pass P>
 constexpr int min_blocks() {
-  if constexpr (sizeof(T) == 2) return CPT == 8 && (!EDGE || P == Pass::forward) ? 2 : 1;
-  else if constexpr (!std::is_same_v<T, float>) return 1;
+  if constexpr (sizeof(T) == 2 && !EDGE) return CPT == 8 ? 2 : 1;
+  else if constexpr (sizeof(T) == 8) return 1;
   else if constexpr (!EDGE) return CPT <= 4 ? 4 : CPT == 8 ? 2 : 1;
   else if constexpr (P == Pass::forward) return CPT <= 2 ? 4 : CPT <= 8 ? 2 : 1;
   else if constexpr (P == Pass::targets) return CPT <= 2 ? 3 : 1;
