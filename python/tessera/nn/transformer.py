@@ -93,8 +93,8 @@ class TransformerConv(torch.nn.Module):
         else:
             raise TypeError(f"TransformerConv: edge_index must be a [2, E] tensor or a tessera.Graph, "
                             f"got {type(edge_index).__name__}")
-        if ea is not None and g.perm is not None:
-            ea = ea.index_select(0, g.perm)  # into the CSR's entry order
+        if ea is not None:
+            ea = g.entry_features(ea)  # into the CSR's entry order
         out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
                                      self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
                                      edge_weight=edge_weight)
