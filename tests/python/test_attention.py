@@ -289,6 +289,16 @@ def test_gatv2_bipartite_edge_features_align_with_their_edges(seed):
     torch.testing.assert_close(alpha, want, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("cls,oracle", [(GATv2Conv, ref.gatv2_conv_edge), (TransformerConv, ref.transformer_conv_edge)])
+def test_edge_features_with_int32_edge_index(seed, cls, oracle):
+    n = 30
+    mod = cls(12, 5, heads=2, edge_dim=3).double()
+    x = torch.randn(n, 12, dtype=torch.float64)
+    ei = random_edges(n, n, 120)
+    ea = torch.randn(ei.size(1), 3, dtype=torch.float64)
+    torch.testing.assert_close(mod(x, ei.int(), ea), oracle(mod, x, ei, ea)[0], rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
 def test_attention_graph_select_gathers_rows_and_scatters_their_gradient(seed, index_dtype):
     table = torch.randn(40, 3, dtype=torch.float64, requires_grad=True)

@@ -102,9 +102,10 @@ class AttentionGraph:
     def align_edge_features(self, keep: Tensor, targets: Tensor, num_loops: int):
         """Prepares edge_features() for a graph built by remove_and_add_self_loops: `keep` marks
         the input edges it kept, `targets` are the input edges' targets."""
-        # (a target past the loops, in a bipartite graph with more targets than sources, has no
-        # loop to fill: it spills too)
-        self.fill_targets = targets.masked_fill(~keep, num_loops).clamp_(max=num_loops)
+        # Removed self-loops go to the spill row num_loops, and so does a target past the loops (a
+        # bipartite graph with more targets than sources), which has no loop to fill; int64, as
+        # torch's scatter wants, whatever edge_index's type.
+        self.fill_targets = targets.long().masked_fill(~keep, num_loops).clamp_(max=num_loops)
         n_edges = keep.numel()
         if self.perm is None and bool(keep.all()):
             return  # the CSR holds the edges in input order, then the loops: no gather
