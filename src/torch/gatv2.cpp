@@ -101,12 +101,22 @@ torch::Tensor GATv2ConvImpl::looped_edge_attr(const pt::Graph& g, const torch::T
   looped(g);
   const auto kept = edge_attr.index({looped_keep_});
   const int64_t n = std::min(g.rows(), g.cols());
-  const std::string reduce = fill_reduction(options.fill_value());
-  auto fill = reduce == "prod" ? torch::ones({n, edge_attr.size(1)}, edge_attr.options())
-                               : torch::zeros({n, edge_attr.size(1)}, edge_attr.options());
-  const auto idx = looped_targets_.view({-1, 1}).expand_as(kept);
-  fill = fill.scatter_reduce(0, idx, kept, reduce, /*include_self=*/false);
+  const auto fill = self_loop_fill(kept, looped_targets_, n, fill_reduction(options.fill_value()));
   return torch::cat({kept, fill}, 0).index_select(0, looped_perm_);
+}
+
+torch::Tensor self_loop_fill(const torch::Tensor& edge_attr, const torch::Tensor& targets, int64_t n,
+                             const std::string& reduce) {
+  // 16-bit sums and means in fp32, rounded once: torch's scatter accumulates in the tensor's own
+  // type (f16 atomics into a hub on CUDA, and sums that stop growing near 2048), as the Python
+  // layer's self_loop_edge_attr explains.
+  const auto type = edge_attr.scalar_type();
+  const bool wide = (reduce == "sum" || reduce == "mean") && (type == torch::kHalf || type == torch::kBFloat16);
+  const auto src = wide ? edge_attr.to(torch::kFloat) : edge_attr;
+  auto fill = reduce == "prod" ? torch::ones({n, src.size(1)}, src.options()) : torch::zeros({n, src.size(1)}, src.options());
+  fill = fill.scatter_reduce(0, targets.to(torch::kLong).view({-1, 1}).expand_as(src), src, reduce,
+                             /*include_self=*/false);
+  return wide ? fill.to(type) : fill;
 }
 
 torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph, const torch::Tensor& edge_attr_in) {
@@ -173,7 +183,7 @@ class Gatv2Model final : public NodeModel {
   torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
     auto h = x;
     for (size_t l = 0; l < convs_.size(); ++l) {
-      h = torch::dropout(h, dropout_, is_training());
+      h = tessera::nn::dropout(h, dropout_, is_training());
       h = convs_[l]->forward(h, graph);
       if (l + 1 < convs_.size()) h = torch::elu(h);
     }

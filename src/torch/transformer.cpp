@@ -96,7 +96,7 @@ class TransformerModel final : public NodeModel {
   torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
     auto h = x;
     for (size_t l = 0; l < convs_.size(); ++l) {
-      h = torch::dropout(h, dropout_, is_training());
+      h = tessera::nn::dropout(h, dropout_, is_training());
       h = convs_[l]->forward(h, graph);
       if (l + 1 < convs_.size()) h = torch::elu(h);
     }

@@ -61,4 +61,10 @@ class GATv2ConvImpl : public torch::nn::Cloneable<GATv2ConvImpl> {
 };
 TORCH_MODULE(GATv2Conv);
 
+// Features of the n appended self-loops from the kept edges' features [E, D] and their targets
+// (PyG's add_self_loops fill_value as a torch scatter_reduce name: sum, mean, amax, amin, prod;
+// nodes without in-edges get zeros, ones for prod).
+torch::Tensor self_loop_fill(const torch::Tensor& edge_attr, const torch::Tensor& targets, int64_t n,
+                             const std::string& reduce);
+
 }  // namespace tessera::nn

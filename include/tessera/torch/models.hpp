@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/torch/dropout.hpp"
 #include "tessera/torch/graph.hpp"
 
 namespace tessera::nn {
@@ -54,7 +55,7 @@ class StackedModel final : public NodeModel {
   torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
     auto h = x;
     for (size_t l = 0; l < convs_.size(); ++l) {
-      h = torch::dropout(h, dropout_, is_training());
+      h = tessera::nn::dropout(h, dropout_, is_training());
       h = convs_[l]->forward(h, graph);
       if (l + 1 < convs_.size()) h = activation_(h);
     }
