@@ -4,6 +4,7 @@
 #include <ATen/OpMathType.h>
 #include <ATen/Parallel.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "gen/rng.hpp"
@@ -16,11 +17,15 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-// y = x * keep / (1 - p), keep_i = (uniform_i >= p) with uniform_i counter i of the seed's stream.
+// y = x * keep / (1 - p), keep_i = (u_i >= p) for u_i = Stream::uniform(i) of the seed's stream,
+// compared as 53-bit integers (u_i >= p <=> (bits_i >> 11) >= ceil(p 2^53), exactly) and applied
+// as a multiply, without a branch: a data-dependent branch mispredicts on half the elements at
+// p = 0.5 (it made this 5 ns per element here). x * 0 keeps a dropped NaN or inf NaN, as torch.
 torch::Tensor masked(const torch::Tensor& x, double p, int64_t seed) {
   const auto in = x.contiguous();
   auto out = pt::empty_output_like(in);
   const gen::detail::Stream stream(uint64_t(seed), 0);
+  const uint64_t threshold = uint64_t(std::ceil(p * 0x1p53));
   const double scale = 1.0 / (1.0 - p);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.scalar_type(), "tessera::dropout", [&] {
     const scalar_t* src = in.data_ptr<scalar_t>();
@@ -28,8 +33,10 @@ torch::Tensor masked(const torch::Tensor& x, double p, int64_t seed) {
     using acc_t = at::opmath_type<scalar_t>;
     const acc_t s = acc_t(scale);
     at::parallel_for(0, in.numel(), int64_t(1) << 14, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i)
-        dst[i] = stream.uniform(uint64_t(i)) >= p ? scalar_t(acc_t(src[i]) * s) : scalar_t(0);
+      for (int64_t i = begin; i < end; ++i) {
+        const acc_t keep = (stream.bits(uint64_t(i)) >> 11) >= threshold ? s : acc_t(0);
+        dst[i] = scalar_t(acc_t(src[i]) * keep);
+      }
     });
   });
   return out;
