@@ -158,45 +158,19 @@ void GATv2ConvImpl::pretty_print(std::ostream& stream) const {
          << ", heads=" << options.heads() << ")";
 }
 
-// ---- the "gatv2" model: layers x GATv2Conv (heads concatenated, the last one averaged), ELU ----
+// ---- the "gatv2" model: layers x GATv2Conv (heads concatenated; one head last), ELU ----
 namespace {
-int64_t heads_of(const ModelConfig& c) {
-  auto it = c.extra.find("heads");
-  const int64_t h = it == c.extra.end() ? 8 : std::stoll(it->second);
-  TESSERA_CHECK(h >= 1, "--heads must be >= 1, got ", h);
-  return h;
-}
-
-class Gatv2Model final : public NodeModel {
- public:
-  explicit Gatv2Model(const ModelConfig& c) : dropout_(c.dropout) {
-    TESSERA_CHECK(c.layers >= 1, "gatv2: --layers must be >= 1, got ", c.layers);
-    const int64_t H = heads_of(c);
-    const int64_t per_head = std::max<int64_t>(1, c.hidden / H);
-    for (int l = 0; l < c.layers; ++l) {
-      const bool last = l + 1 == c.layers;
-      const int64_t in = l == 0 ? c.in_channels : per_head * H;
-      auto opts = last ? GATv2ConvOptions(in, c.out_channels).heads(1) : GATv2ConvOptions(in, per_head).heads(H);
-      convs_.push_back(register_module("conv" + std::to_string(l), GATv2Conv(opts.dropout(c.dropout))));
-    }
-  }
-  torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
-    auto h = x;
-    for (size_t l = 0; l < convs_.size(); ++l) {
-      h = tessera::nn::dropout(h, dropout_, is_training());
-      h = convs_[l]->forward(h, graph);
-      if (l + 1 < convs_.size()) h = torch::elu(h);
-    }
-    return h;
-  }
-
- private:
-  double dropout_;
-  std::vector<GATv2Conv> convs_;
-};
-
-ModelRegistrar gatv2_registrar("gatv2", "GATv2 (Brody et al.): stacked GATv2Conv (--heads, default 8), ELU, dropout",
-                               [](const ModelConfig& c) { return std::make_shared<Gatv2Model>(c); });
+ModelRegistrar gatv2_registrar(
+    "gatv2", "GATv2 (Brody et al.): stacked GATv2Conv (--heads, default 8), ELU, dropout", [](const ModelConfig& c) {
+      const int64_t H = heads_option(c, 8);
+      const int64_t per_head = std::max<int64_t>(1, c.hidden / H);
+      auto make = [H, dropout = c.dropout](int64_t in, int64_t out, bool last) {
+        auto opts = last ? GATv2ConvOptions(in, out).heads(1) : GATv2ConvOptions(in, out / H).heads(H);
+        return GATv2Conv(opts.dropout(dropout));
+      };
+      return std::make_shared<StackedModel<GATv2Conv>>("gatv2", c, make, [](const torch::Tensor& h) { return torch::elu(h); },
+                                                       per_head * H);
+    });
 }  // namespace
 
 }  // namespace tessera::nn

@@ -80,7 +80,7 @@ void GCNConvImpl::pretty_print(std::ostream& stream) const {
 namespace {
 ModelRegistrar gcn_registrar("gcn", "GCN (Kipf & Welling): stacked GCNConv, ReLU, dropout",
                              [](const ModelConfig& c) {
-                               return std::make_shared<StackedModel<GCNConv>>("gcn", c, [](int64_t in, int64_t out) {
+                               return std::make_shared<StackedModel<GCNConv>>("gcn", c, [](int64_t in, int64_t out, bool) {
                                  return GCNConv(GCNConvOptions(in, out).cached(true));
                                });
                              });

@@ -68,7 +68,7 @@ ModelRegistrar sage_registrar("sage", "GraphSAGE (Hamilton et al.): stacked SAGE
                               [](const ModelConfig& c) {
                                 const auto it = c.extra.find("aggr");
                                 const std::string aggr = it == c.extra.end() ? "mean" : it->second;
-                                return std::make_shared<StackedModel<SAGEConv>>("sage", c, [aggr](int64_t in, int64_t out) {
+                                return std::make_shared<StackedModel<SAGEConv>>("sage", c, [aggr](int64_t in, int64_t out, bool) {
                                   return SAGEConv(SAGEConvOptions(in, out).aggr(aggr));
                                 });
                               });

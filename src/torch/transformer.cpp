@@ -77,40 +77,19 @@ void TransformerConvImpl::pretty_print(std::ostream& stream) const {
 
 // ---- the "transformer" model: layers x TransformerConv (heads concatenated, last averaged) ----
 namespace {
-class TransformerModel final : public NodeModel {
- public:
-  explicit TransformerModel(const ModelConfig& c) : dropout_(c.dropout) {
-    TESSERA_CHECK(c.layers >= 1, "transformer: --layers must be >= 1, got ", c.layers);
-    auto it = c.extra.find("heads");
-    const int64_t H = it == c.extra.end() ? 4 : std::stoll(it->second);
-    TESSERA_CHECK(H >= 1, "--heads must be >= 1, got ", H);
-    const int64_t per_head = std::max<int64_t>(1, c.hidden / H);
-    for (int l = 0; l < c.layers; ++l) {
-      const bool last = l + 1 == c.layers;
-      const int64_t in = l == 0 ? c.in_channels : per_head * H;
-      auto opts = last ? TransformerConvOptions(in, c.out_channels).heads(H).concat(false)
-                       : TransformerConvOptions(in, per_head).heads(H);
-      convs_.push_back(register_module("conv" + std::to_string(l), TransformerConv(opts.dropout(c.dropout))));
-    }
-  }
-  torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
-    auto h = x;
-    for (size_t l = 0; l < convs_.size(); ++l) {
-      h = tessera::nn::dropout(h, dropout_, is_training());
-      h = convs_[l]->forward(h, graph);
-      if (l + 1 < convs_.size()) h = torch::elu(h);
-    }
-    return h;
-  }
-
- private:
-  double dropout_;
-  std::vector<TransformerConv> convs_;
-};
-
 ModelRegistrar transformer_registrar(
     "transformer", "Graph Transformer (Shi et al.): stacked TransformerConv (--heads, default 4), ELU, dropout",
-    [](const ModelConfig& c) { return std::make_shared<TransformerModel>(c); });
+    [](const ModelConfig& c) {
+      const int64_t H = heads_option(c, 4);
+      const int64_t per_head = std::max<int64_t>(1, c.hidden / H);
+      auto make = [H, dropout = c.dropout](int64_t in, int64_t out, bool last) {
+        auto opts = last ? TransformerConvOptions(in, out).heads(H).concat(false)
+                         : TransformerConvOptions(in, out / H).heads(H);
+        return TransformerConv(opts.dropout(dropout));
+      };
+      return std::make_shared<StackedModel<TransformerConv>>(
+          "transformer", c, make, [](const torch::Tensor& h) { return torch::elu(h); }, per_head * H);
+    });
 }  // namespace
 
 }  // namespace tessera::nn

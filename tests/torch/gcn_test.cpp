@@ -3,6 +3,10 @@
 // model registry used by `tessera train`.
 #include <torch/torch.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "support/testing.hpp"
 #include "tessera/torch/gcn.hpp"
 #include "tessera/torch/models.hpp"
@@ -102,17 +106,51 @@ TEST(GCNConv, BackwardReachesWeightsAndInputs) {
   EXPECT_GT(conv->bias.grad().abs().sum().item<double>(), 0.0);
 }
 
-TEST(ModelRegistry, GcnIsRegisteredAndUnknownNamesFail) {
+// Three layers from 10 features to 3 classes.
+nn::ModelConfig three_layers(int64_t hidden) {
   nn::ModelConfig c;
   c.in_channels = 10;
   c.out_channels = 3;
-  c.hidden = 8;
+  c.hidden = hidden;
   c.layers = 3;
+  return c;
+}
+
+TEST(ModelRegistry, GcnIsRegisteredAndUnknownNamesFail) {
+  const auto c = three_layers(8);
   auto model = nn::make_model("gcn", c);
   auto g = pt::Graph::from_edge_index(random_edge_index(20, 60, testing::seed()), {}, 20);
   EXPECT_EQ(model->forward(torch::randn({20, 10}), g).sizes(), torch::IntArrayRef({20, 3}));
   EXPECT_EQ(model->named_parameters().size(), 6u);
   EXPECT_THROW(nn::make_model("no-such-model", c), Error);
+}
+
+TEST(ModelRegistry, AttentionModelsRoundTheHiddenWidthToTheirHeads) {
+  // hidden 20: GATv2's 8 heads of 2 channels (16 wide), one head last; the Transformer's 4 heads
+  // of 5, the last averaged over its heads.
+  auto c = three_layers(20);
+  auto g = pt::Graph::from_edge_index(random_edge_index(20, 60, testing::seed()), {}, 20);
+  const std::map<std::string, std::map<std::string, std::vector<int64_t>>> want = {
+      {"gatv2", {{"conv0.lin_l.weight", {16, 10}}, {"conv1.lin_l.weight", {16, 16}}, {"conv2.lin_l.weight", {3, 16}},
+                 {"conv1.att", {1, 8, 2}}, {"conv2.att", {1, 1, 3}}}},
+      {"transformer", {{"conv0.lin_query.weight", {20, 10}}, {"conv1.lin_key.weight", {20, 20}},
+                       {"conv2.lin_value.weight", {12, 20}}, {"conv2.lin_skip.weight", {3, 20}}}}};
+  for (const auto& [name, shapes] : want) {
+    auto model = nn::make_model(name, c);
+    const auto params = model->named_parameters();
+    for (const auto& [param, shape] : shapes) {
+      ASSERT_NE(params.find(param), nullptr) << name << ": " << param;
+      EXPECT_EQ(params[param].sizes(), torch::IntArrayRef(shape)) << name << ": " << param;
+    }
+    model->train();
+    const auto y = model->forward(torch::randn({20, 10}), g);
+    EXPECT_EQ(y.sizes(), torch::IntArrayRef({20, 3})) << name;
+    y.sum().backward();
+    for (const auto& p : params) EXPECT_TRUE(p.value().grad().defined()) << name << ": " << p.key();
+  }
+  c.extra["heads"] = "0";
+  EXPECT_THROW(nn::make_model("gatv2", c), Error);
+  EXPECT_THROW(nn::make_model("transformer", c), Error);
 }
 
 }  // namespace

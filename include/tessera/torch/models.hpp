@@ -36,20 +36,24 @@ class NodeModel : public torch::nn::Module {
 };
 
 // `layers` convolutions with dropout before each and an activation between them: the shape of
-// every node-classification model here. make_conv(in, out) builds one layer (a torch module holder).
+// every node-classification model here. make_conv(in, out, last) builds one layer (a torch module
+// holder); the layers between the first and the last are `hidden` wide (c.hidden unless given:
+// attention models round it to a multiple of their heads).
 template <class Conv>
 class StackedModel final : public NodeModel {
  public:
-  using MakeConv = std::function<Conv(int64_t in, int64_t out)>;
+  using MakeConv = std::function<Conv(int64_t in, int64_t out, bool last)>;
   using Activation = std::function<torch::Tensor(const torch::Tensor&)>;
   StackedModel(const std::string& name, const ModelConfig& c, const MakeConv& make_conv,
-               Activation activation = [](const torch::Tensor& h) { return torch::relu(h); })
+               Activation activation = [](const torch::Tensor& h) { return torch::relu(h); }, int64_t hidden = 0)
       : dropout_(c.dropout), activation_(std::move(activation)) {
     TESSERA_CHECK(c.layers >= 1, name, ": --layers must be >= 1, got ", c.layers);
+    const int64_t width = hidden > 0 ? hidden : c.hidden;
     for (int l = 0; l < c.layers; ++l) {
-      const int64_t in = l == 0 ? c.in_channels : c.hidden;
-      const int64_t out = l + 1 == c.layers ? c.out_channels : c.hidden;
-      convs_.push_back(register_module("conv" + std::to_string(l), make_conv(in, out)));
+      const bool last = l + 1 == c.layers;
+      const int64_t in = l == 0 ? c.in_channels : width;
+      const int64_t out = last ? c.out_channels : width;
+      convs_.push_back(register_module("conv" + std::to_string(l), make_conv(in, out, last)));
     }
   }
   torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph) override {
@@ -67,6 +71,14 @@ class StackedModel final : public NodeModel {
   Activation activation_;
   std::vector<Conv> convs_;
 };
+
+// --heads of the attention models (ModelConfig::extra), `fallback` when not given.
+inline int64_t heads_option(const ModelConfig& c, int64_t fallback) {
+  const auto it = c.extra.find("heads");
+  const int64_t h = it == c.extra.end() ? fallback : std::stoll(it->second);
+  TESSERA_CHECK(h >= 1, "--heads must be >= 1, got ", h);
+  return h;
+}
 
 using ModelFactory = std::function<std::shared_ptr<NodeModel>(const ModelConfig&)>;
 
