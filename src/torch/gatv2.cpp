@@ -86,23 +86,30 @@ pt::Graph GATv2ConvImpl::looped(const pt::Graph& g) {
   const auto ei = torch::cat({torch::stack({cols.index({keep}), rows.index({keep})}), torch::stack({loops, loops})}, 1);
   auto [rowptr, col, perm] = pt::edge_index_to_csr(ei, g.rows(), g.cols(), true);
   looped_ = pt::Graph::from_csr(rowptr, col, {}, g.cols());
-  if (options.edge_dim() > 0) {  // the maps back to g's entries serve only the edge features
-    looped_keep_ = keep;
-    looped_perm_ = perm;
-    looped_targets_ = rows.index({keep});
+  if (options.edge_dim() > 0) {  // the maps from g's entries serve only the edge features
+    // Each looped entry's row of [edge_attr; fill]: kept entries by position, the loops after g's
+    // nnz entries, in looped CSR order; one selection SpMM gathers them (looped_edge_attr).
+    const int64_t nnz = cols.numel();
+    const auto source = torch::cat({keep.nonzero().squeeze(1), torch::arange(nnz, nnz + n, loops.options())})
+                            .index_select(0, perm.to(torch::kLong));
+    looped_select_ = pt::Graph::from_csr(torch::arange(source.numel() + 1, col.options()), source.to(col.scalar_type()),
+                                         {}, nnz + n);
+    looped_fill_targets_ = rows.masked_fill(~keep, n);  // removed loops go to the spill row n
   }
   looped_for_ = g.id();
   return looped_;
 }
 
 // The looped graph's edge features in its entry order: g's kept entries, then each node's loop
-// filled as PyG's add_self_loops (fill_value over the node's remaining in-edge features).
+// filled as PyG's add_self_loops (fill_value over the node's remaining in-edge features). One
+// gather, as an SpMM with the 0/1 selection matrix, and no boolean-mask copy (which waits on the
+// device for its size): torch 2.x's CUDA index_select spends a thread block per gathered row
+// (10.2 ms for R-MAT 2^20's 17M entries on the H200; python/tessera/nn/gatv2.py's select).
 torch::Tensor GATv2ConvImpl::looped_edge_attr(const pt::Graph& g, const torch::Tensor& edge_attr) {
   looped(g);
-  const auto kept = edge_attr.index({looped_keep_});
   const int64_t n = std::min(g.rows(), g.cols());
-  const auto fill = self_loop_fill(kept, looped_targets_, n, fill_reduction(options.fill_value()));
-  return torch::cat({kept, fill}, 0).index_select(0, looped_perm_);
+  const auto fill = self_loop_fill(edge_attr, looped_fill_targets_, n, fill_reduction(options.fill_value()));
+  return pt::spmm(looped_select_, torch::cat({edge_attr, fill}, 0));
 }
 
 torch::Tensor self_loop_fill(const torch::Tensor& edge_attr, const torch::Tensor& targets, int64_t n,
@@ -113,9 +120,11 @@ torch::Tensor self_loop_fill(const torch::Tensor& edge_attr, const torch::Tensor
   const auto type = edge_attr.scalar_type();
   const bool wide = (reduce == "sum" || reduce == "mean") && (type == torch::kHalf || type == torch::kBFloat16);
   const auto src = wide ? edge_attr.to(torch::kFloat) : edge_attr;
-  auto fill = reduce == "prod" ? torch::ones({n, src.size(1)}, src.options()) : torch::zeros({n, src.size(1)}, src.options());
+  // One more row than loops: edges whose target is n (excluded ones) land there and are dropped.
+  auto fill = reduce == "prod" ? torch::ones({n + 1, src.size(1)}, src.options())
+                               : torch::zeros({n + 1, src.size(1)}, src.options());
   fill = fill.scatter_reduce(0, targets.to(torch::kLong).view({-1, 1}).expand_as(src), src, reduce,
-                             /*include_self=*/false);
+                             /*include_self=*/false).slice(0, 0, n);
   return wide ? fill.to(type) : fill;
 }
 

@@ -51,19 +51,20 @@ class GATv2ConvImpl : public torch::nn::Cloneable<GATv2ConvImpl> {
   torch::Tensor att, bias;
 
  private:
-  // remove loops, add one per node (memoized per graph); keep: g's entries that stay (the
-  // looped edges are g's kept entries, then one loop per node); perm: looped CSR entry -> edge
+  // remove loops, add one per node (memoized per graph); with edge features also the 0/1
+  // selection matrix (looped entry -> its row of [edge_attr; loop fill]) and each of g's entries'
+  // target for the loop fill (n for a removed loop: excluded)
   pt::Graph looped(const pt::Graph& g);
   torch::Tensor looped_edge_attr(const pt::Graph& g, const torch::Tensor& edge_attr);
   uint64_t looped_for_ = 0;
-  pt::Graph looped_;
-  torch::Tensor looped_keep_, looped_perm_, looped_targets_;  // kept only with edge_dim > 0
+  pt::Graph looped_, looped_select_;
+  torch::Tensor looped_fill_targets_;
 };
 TORCH_MODULE(GATv2Conv);
 
 // Features of the n appended self-loops from the kept edges' features [E, D] and their targets
 // (PyG's add_self_loops fill_value as a torch scatter_reduce name: sum, mean, amax, amin, prod;
-// nodes without in-edges get zeros, ones for prod).
+// nodes without in-edges get zeros, ones for prod). An edge whose target is n takes no part.
 torch::Tensor self_loop_fill(const torch::Tensor& edge_attr, const torch::Tensor& targets, int64_t n,
                              const std::string& reduce);
 
