@@ -70,17 +70,7 @@ void sync(const Device& d) {
 }
 
 double median_ms(const Device& d, int reps, const std::function<void()>& fn) {
-  fn();
-  sync(d);
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    sync(d);
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return bench::median_ms(reps, fn, [&] { sync(d); });
 }
 
 struct Run {
@@ -176,11 +166,7 @@ int main(int argc, char** argv) {
   std::printf("graph %s: %lld nodes, %lld edges; device %s\n", spec.c_str(), (long long)g.rows,
               (long long)g.nnz(), device_name(dev).c_str());
   json results = json::array();
-  for (size_t pos = 0; pos < hc.size();) {
-    const size_t next = hc.find(',', pos);
-    const std::string item = hc.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
-    pos = next == std::string::npos ? hc.size() : next + 1;
-    const int64_t H = std::stoll(item.substr(0, item.find('x'))), C = std::stoll(item.substr(item.find('x') + 1));
+  for (const auto& [H, C] : bench::parse_heads_channels(hc)) {
     for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
       const Run r = bench_one(g, kind, H, C, dev, reps);
       const double fwd_gbs = r.fwd_floor_bytes / (r.fwd_ms * 1e6);

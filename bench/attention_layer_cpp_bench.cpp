@@ -10,8 +10,6 @@
 #include <CLI/CLI.hpp>
 #include <torch/torch.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -33,18 +31,9 @@ void sync(const torch::Device& d) {
   if (d.is_cuda()) torch::cuda::synchronize();
 }
 
+// The first call builds the layer's memoized graph forms (loops, transpose, selection), untimed.
 double median_ms(const torch::Device& d, int reps, const std::function<void()>& fn) {
-  fn();  // first call: the layer's memoized graph forms (loops, transpose, selection) are built here
-  sync(d);
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    sync(d);
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return bench::median_ms(reps, fn, [&] { sync(d); });
 }
 
 template <class M>
@@ -90,11 +79,8 @@ int main(int argc, char** argv) {
   const auto x = torch::randn({csr.rows, in_channels}, torch::TensorOptions().device(dev));
   const auto ea = edge_dim > 0 ? torch::randn({csr.nnz(), edge_dim}, x.options()) : torch::Tensor();
   json results = json::array();
-  for (size_t pos = 0; pos < hc.size();) {
-    const size_t next = hc.find(',', pos);
-    const std::string item = hc.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
-    pos = next == std::string::npos ? hc.size() : next + 1;
-    const int64_t H = std::stoll(item.substr(0, item.find('x'))), C = std::stoll(item.substr(item.find('x') + 1));
+  for (const auto& [heads, channels] : bench::parse_heads_channels(hc)) {
+    const int64_t H = heads, C = channels;  // captured by report (a lambda)
     auto report = [&](const char* layer, std::pair<double, double> t) {
       std::printf("%-16s H=%-2lld C=%-4lld forward %9.3f ms  forward+backward %9.3f ms\n", layer, (long long)H,
                   (long long)C, t.first, t.second);

@@ -1,10 +1,14 @@
 #pragma once
 // Provenance shared by the C++ benchmark drivers (bench_common.py is the Python twin): every JSON
 // record carries the UTC date and the commit it measured.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tessera::bench {
 
@@ -29,6 +33,35 @@ inline std::string git_commit() {
   std::string s = ok ? buf : "unknown";
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s.empty() ? "unknown" : s;
+}
+
+// Median wall time in ms of reps calls of fn, each followed by sync() (the device's synchronize),
+// after one untimed call (warm-up: allocations, memoized graph forms, tuner choices).
+template <class Fn, class Sync>
+double median_ms(int reps, Fn&& fn, Sync&& sync) {
+  fn();
+  sync();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    sync();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// "4x64,8x128" -> {(4, 64), (8, 128)}: the (heads, channels per head) lists of the attention benchmarks.
+inline std::vector<std::pair<int64_t, int64_t>> parse_heads_channels(const std::string& list) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (size_t pos = 0; pos < list.size();) {
+    const size_t next = list.find(',', pos);
+    const std::string item = list.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    pos = next == std::string::npos ? list.size() : next + 1;
+    out.emplace_back(std::stoll(item.substr(0, item.find('x'))), std::stoll(item.substr(item.find('x') + 1)));
+  }
+  return out;
 }
 
 }  // namespace tessera::bench
