@@ -44,10 +44,15 @@ std::pair<double, double> time_layer(M& m, const pt::Graph& g, const torch::Tens
     torch::NoGradGuard no_grad;
     fwd = median_ms(dev, reps, [&] { m->forward(x, g, ea); });
   }
-  const auto xg = x.detach().requires_grad_();
-  const auto eg = ea.defined() ? ea.detach().requires_grad_() : ea;
+  auto xg = x.detach().requires_grad_();
+  auto eg = ea.defined() ? ea.detach().requires_grad_() : ea;
   const auto dy = torch::randn({x.size(0), m->options.heads() * m->options.out_channels()}, x.options());
-  const double fb = median_ms(dev, reps, [&] { m->forward(xg, g, eg).backward(dy); });
+  const double fb = median_ms(dev, reps, [&] {
+    m->zero_grad(/*set_to_none=*/true);  // each step's gradients fresh, not accumulated (as a training step)
+    xg.mutable_grad().reset();
+    if (eg.defined()) eg.mutable_grad().reset();
+    m->forward(xg, g, eg).backward(dy);
+  });
   return {fwd, fb};
 }
 

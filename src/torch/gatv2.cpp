@@ -81,16 +81,18 @@ pt::Graph GATv2ConvImpl::looped(const pt::Graph& g) {
   const auto rows = torch::repeat_interleave(torch::arange(g.rows(), torch::dtype(torch::kLong).device(dev)), deg);
   const auto cols = g.col().to(torch::kLong);
   const auto keep = cols != rows;
+  const auto kept = keep.nonzero().squeeze(1);  // g's entries that stay (one device sync)
   const int64_t n = std::min(g.rows(), g.cols());
   const auto loops = torch::arange(n, torch::dtype(torch::kLong).device(dev));
-  const auto ei = torch::cat({torch::stack({cols.index({keep}), rows.index({keep})}), torch::stack({loops, loops})}, 1);
+  const auto ei =
+      torch::cat({torch::stack({cols.index_select(0, kept), rows.index_select(0, kept)}), torch::stack({loops, loops})}, 1);
   auto [rowptr, col, perm] = pt::edge_index_to_csr(ei, g.rows(), g.cols(), true);
   looped_ = pt::Graph::from_csr(rowptr, col, {}, g.cols());
   if (options.edge_dim() > 0) {  // the maps from g's entries serve only the edge features
     // Each looped entry's row of [edge_attr; fill]: kept entries by position, the loops after g's
     // nnz entries, in looped CSR order; one selection SpMM gathers them (looped_edge_attr).
     const int64_t nnz = cols.numel();
-    const auto source = torch::cat({keep.nonzero().squeeze(1), torch::arange(nnz, nnz + n, loops.options())})
+    const auto source = torch::cat({kept, torch::arange(nnz, nnz + n, loops.options())})
                             .index_select(0, perm.to(torch::kLong));
     looped_select_ = pt::Graph::from_csr(torch::arange(source.numel() + 1, col.options()), source.to(col.scalar_type()),
                                          {}, nnz + n);
@@ -171,14 +173,9 @@ void GATv2ConvImpl::pretty_print(std::ostream& stream) const {
 namespace {
 ModelRegistrar gatv2_registrar(
     "gatv2", "GATv2 (Brody et al.): stacked GATv2Conv (--heads, default 8), ELU, dropout", [](const ModelConfig& c) {
-      const int64_t H = heads_option(c, 8);
-      const int64_t per_head = std::max<int64_t>(1, c.hidden / H);
-      auto make = [H, dropout = c.dropout](int64_t in, int64_t out, bool last) {
-        auto opts = last ? GATv2ConvOptions(in, out).heads(1) : GATv2ConvOptions(in, out / H).heads(H);
-        return GATv2Conv(opts.dropout(dropout));
-      };
-      return std::make_shared<StackedModel<GATv2Conv>>("gatv2", c, make, [](const torch::Tensor& h) { return torch::elu(h); },
-                                                       per_head * H);
+      return attention_model<GATv2Conv>("gatv2", c, 8, [dropout = c.dropout](int64_t in, int64_t out, int64_t H, bool last) {
+        return GATv2Conv(GATv2ConvOptions(in, out).heads(last ? 1 : H).dropout(dropout));
+      });
     });
 }  // namespace
 

@@ -80,15 +80,10 @@ namespace {
 ModelRegistrar transformer_registrar(
     "transformer", "Graph Transformer (Shi et al.): stacked TransformerConv (--heads, default 4), ELU, dropout",
     [](const ModelConfig& c) {
-      const int64_t H = heads_option(c, 4);
-      const int64_t per_head = std::max<int64_t>(1, c.hidden / H);
-      auto make = [H, dropout = c.dropout](int64_t in, int64_t out, bool last) {
-        auto opts = last ? TransformerConvOptions(in, out).heads(H).concat(false)
-                         : TransformerConvOptions(in, out / H).heads(H);
-        return TransformerConv(opts.dropout(dropout));
-      };
-      return std::make_shared<StackedModel<TransformerConv>>(
-          "transformer", c, make, [](const torch::Tensor& h) { return torch::elu(h); }, per_head * H);
+      return attention_model<TransformerConv>(
+          "transformer", c, 4, [dropout = c.dropout](int64_t in, int64_t out, int64_t H, bool last) {
+            return TransformerConv(TransformerConvOptions(in, out).heads(H).concat(!last).dropout(dropout));
+          });
     });
 }  // namespace
 

@@ -10,6 +10,7 @@
 // registered submodules, so optimizers, state_dict and .to(device) work as usual.
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -72,12 +73,20 @@ class StackedModel final : public NodeModel {
   std::vector<Conv> convs_;
 };
 
-// --heads of the attention models (ModelConfig::extra), `fallback` when not given.
-inline int64_t heads_option(const ModelConfig& c, int64_t fallback) {
+// The attention models: --heads H (ModelConfig::extra; default_heads when not given) heads of
+// hidden / H channels (at least one) concatenated between the layers, so the hidden width is
+// rounded down to a multiple of H; ELU between layers. make(in, channels per head, H, last)
+// builds one layer; the last one gets out = the classes as its channels.
+template <class Conv>
+std::shared_ptr<NodeModel> attention_model(const std::string& name, const ModelConfig& c, int64_t default_heads,
+                                           const std::function<Conv(int64_t in, int64_t out, int64_t heads, bool last)>& make) {
   const auto it = c.extra.find("heads");
-  const int64_t h = it == c.extra.end() ? fallback : std::stoll(it->second);
-  TESSERA_CHECK(h >= 1, "--heads must be >= 1, got ", h);
-  return h;
+  const int64_t H = it == c.extra.end() ? default_heads : std::stoll(it->second);
+  TESSERA_CHECK(H >= 1, "--heads must be >= 1, got ", H);
+  const int64_t per_head = std::max<int64_t>(1, c.hidden / H);
+  return std::make_shared<StackedModel<Conv>>(
+      name, c, [make, H, per_head](int64_t in, int64_t out, bool last) { return make(in, last ? out : per_head, H, last); },
+      [](const torch::Tensor& h) { return torch::elu(h); }, per_head * H);
 }
 
 using ModelFactory = std::function<std::shared_ptr<NodeModel>(const ModelConfig&)>;
