@@ -148,9 +148,8 @@ std::shared_ptr<LongRowPlan> long_row_plan(const CsrView<I>& g, const Exec& exec
   return plan;
 }
 
-// kRuns: 0 for a group per row (csr_rows_kernel); otherwise graphs of short rows take
-// csr_row_runs_kernel, with kRuns as its minimum resident blocks per SM.
-template <class T, class I, int V, int NV, int G, int kRuns = 0>
+// kRuns: graphs of short rows take csr_row_runs_kernel, else a group per row (csr_rows_kernel).
+template <class T, class I, int V, int NV, int G, bool kRuns = false>
 void launch(const SpmmArgs<I>& a, const Exec& exec) {
   using W = kernels::Acc<T>;
   const auto plan = long_row_plan(a.A, exec);
@@ -167,7 +166,7 @@ void launch(const SpmmArgs<I>& a, const Exec& exec) {
   TESSERA_CHECK(blocks <= INT32_MAX, "spmm (cuda): too many rows (", a.A.rows, ")");
   if (blocks == 0) return;
   if (run >= 2)
-    kernels::csr_row_runs_kernel<T, I, V, NV, G, (kRuns > 0 ? kRuns : 1)><<<unsigned(blocks), kBlock, 0, s>>>(p, int(run));
+    kernels::csr_row_runs_kernel<T, I, V, NV, G><<<unsigned(blocks), kBlock, 0, s>>>(p, int(run));
   else
     kernels::csr_rows_kernel<T, I, V, NV, G, false><<<unsigned(blocks), kBlock, 0, s>>>(p);
   TESSERA_CUDA_LAUNCH_CHECK();
@@ -194,7 +193,7 @@ void launch(const SpmmArgs<I>& a, const Exec& exec) {
 }
 
 // Picks NV (vectors per lane) in {1, 2, 4} for a tile of G lanes over `vectors` vectors.
-template <class T, class I, int V, int G, int kRuns>
+template <class T, class I, int V, int G, bool kRuns>
 void launch_nv(const SpmmArgs<I>& a, const Exec& exec, int64_t vectors) {
   const int64_t per_lane = (vectors + G - 1) / G;
   if (per_lane <= 1) return launch<T, I, V, 1, G, kRuns>(a, exec);
@@ -202,7 +201,7 @@ void launch_nv(const SpmmArgs<I>& a, const Exec& exec, int64_t vectors) {
   return launch<T, I, V, 4, G, kRuns>(a, exec);  // wider rows loop over feature tiles
 }
 
-template <class T, class I, int kRuns>
+template <class T, class I, bool kRuns>
 void warp_row_typed(const SpmmArgs<I>& a, const Exec& exec) {
   constexpr int V = kernels::kVec16<T>;
   const int64_t F = a.X.cols;
@@ -261,14 +260,11 @@ void sddmm_typed(const SddmmArgs<I>& a, const Exec& exec) {
 
 template <class I>
 void spmm_warp_row(const SpmmArgs<I>& a, const Exec& exec) {
-  dispatch_device_type(a.X.dtype, [&](auto t) { warp_row_typed<decltype(t), I, 0>(a, exec); });
+  dispatch_device_type(a.X.dtype, [&](auto t) { warp_row_typed<decltype(t), I, false>(a, exec); });
 }
 template <class I>
-void spmm_row_runs(const SpmmArgs<I>& a, const Exec& exec, int min_blocks) {
-  if (min_blocks >= 4)
-    dispatch_device_type(a.X.dtype, [&](auto t) { warp_row_typed<decltype(t), I, 4>(a, exec); });
-  else
-    dispatch_device_type(a.X.dtype, [&](auto t) { warp_row_typed<decltype(t), I, 1>(a, exec); });
+void spmm_row_runs(const SpmmArgs<I>& a, const Exec& exec) {
+  dispatch_device_type(a.X.dtype, [&](auto t) { warp_row_typed<decltype(t), I, true>(a, exec); });
 }
 template <class I>
 void spmm_feature_parallel(const SpmmArgs<I>& a, const Exec& exec) {
@@ -305,8 +301,8 @@ int64_t max_row_length(const CsrView<I>& g, const Exec& exec) {
 
 template void spmm_warp_row<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
 template void spmm_warp_row<int64_t>(const SpmmArgs<int64_t>&, const Exec&);
-template void spmm_row_runs<int32_t>(const SpmmArgs<int32_t>&, const Exec&, int);
-template void spmm_row_runs<int64_t>(const SpmmArgs<int64_t>&, const Exec&, int);
+template void spmm_row_runs<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
+template void spmm_row_runs<int64_t>(const SpmmArgs<int64_t>&, const Exec&);
 template void spmm_feature_parallel<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
 template void spmm_feature_parallel<int64_t>(const SpmmArgs<int64_t>&, const Exec&);
 template void sddmm<int32_t>(const SddmmArgs<int32_t>&, const Exec&);

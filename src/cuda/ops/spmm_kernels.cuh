@@ -247,8 +247,8 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
 // starts the next one from the bias, so every row sees the same operations in the same order as
 // in csr_rows_kernel (bitwise equal results). A run holding a long row (left to the block and
 // chunk passes) takes its short rows one at a time instead.
-template <class T, class I, int V, int NV, int G, int kMinBlocks>
-__global__ void __launch_bounds__(256, kMinBlocks) csr_row_runs_kernel(RowsParams<T, I> p, int run) {
+template <class T, class I, int V, int NV, int G>
+__global__ void __launch_bounds__(256) csr_row_runs_kernel(RowsParams<T, I> p, int run) {
   using W = Acc<T>;
   const int64_t r0 = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G * run;
   if (r0 >= p.rows) return;
