@@ -65,7 +65,7 @@ constexpr int64_t kChunk = 128;
 // graph id (bounded, thread-safe). Device layout: n_block block-row ids, n_long chunked row ids,
 // then n_chunks (index into the chunked rows, begin, end) triples.
 struct LongRowPlan {
-  int64_t long_row = kLongRow, max_row = 0, mean_row = 0, n_block = 0, n_long = 0, n_chunks = 0;
+  int64_t long_row = kLongRow, max_row = 0, n_block = 0, n_long = 0, n_chunks = 0;
   void* device = nullptr;
   ~LongRowPlan() {
     if (device) cudaFree(device);
@@ -85,8 +85,7 @@ std::shared_ptr<LongRowPlan> build_plan(const CsrView<I>& g, const Exec& exec, b
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
   const int64_t nnz = int64_t(rp.back()) - int64_t(rp.front());
   const int64_t min_long = g.rows <= kSmallGraphRows ? kSmallLongRow : kLongRow;
-  plan->mean_row = (nnz + g.rows - 1) / g.rows;
-  const int64_t long_row = std::max(min_long, kLongOverMean * plan->mean_row);
+  const int64_t long_row = std::max(min_long, kLongOverMean * ((nnz + g.rows - 1) / g.rows));
   plan->long_row = long_row;
   int64_t medium = 0;
   for (int64_t i = 0; i < g.rows; ++i) {
@@ -148,8 +147,7 @@ std::shared_ptr<LongRowPlan> long_row_plan(const CsrView<I>& g, const Exec& exec
   return plan;
 }
 
-// kRuns: graphs of short rows take csr_row_runs_kernel, else a group per row (csr_rows_kernel).
-template <class T, class I, int V, int NV, int G, bool kRuns = false>
+template <class T, class I, int V, int NV, int G>
 void launch(const SpmmArgs<I>& a, const Exec& exec) {
   using W = kernels::Acc<T>;
   const auto plan = long_row_plan(a.A, exec);
@@ -159,16 +157,10 @@ void launch(const SpmmArgs<I>& a, const Exec& exec) {
                               split ? plan->long_row : INT64_MAX, nullptr, 0, nullptr,
                               static_cast<const W*>(a.bias)};
   const cudaStream_t s = cuda_stream(exec.stream);
-  // Graphs of short rows: a group walks `run` rows holding about G edges (csr_row_runs_kernel).
-  const int64_t run = kRuns && plan ? std::min<int64_t>(G - 1, G / std::max<int64_t>(1, plan->mean_row)) : 1;
-  const int64_t groups = run >= 2 ? (a.A.rows + run - 1) / run : a.A.rows;
-  const int64_t blocks = (groups * G + kBlock - 1) / kBlock;
+  const int64_t blocks = (a.A.rows * G + kBlock - 1) / kBlock;
   TESSERA_CHECK(blocks <= INT32_MAX, "spmm (cuda): too many rows (", a.A.rows, ")");
   if (blocks == 0) return;
-  if (run >= 2)
-    kernels::csr_row_runs_kernel<T, I, V, NV, G><<<unsigned(blocks), kBlock, 0, s>>>(p, int(run));
-  else
-    kernels::csr_rows_kernel<T, I, V, NV, G, false><<<unsigned(blocks), kBlock, 0, s>>>(p);
+  kernels::csr_rows_kernel<T, I, V, NV, G, false><<<unsigned(blocks), kBlock, 0, s>>>(p);
   TESSERA_CUDA_LAUNCH_CHECK();
   if (!split) return;
   if (plan->n_block) {
@@ -193,15 +185,15 @@ void launch(const SpmmArgs<I>& a, const Exec& exec) {
 }
 
 // Picks NV (vectors per lane) in {1, 2, 4} for a tile of G lanes over `vectors` vectors.
-template <class T, class I, int V, int G, bool kRuns>
+template <class T, class I, int V, int G>
 void launch_nv(const SpmmArgs<I>& a, const Exec& exec, int64_t vectors) {
   const int64_t per_lane = (vectors + G - 1) / G;
-  if (per_lane <= 1) return launch<T, I, V, 1, G, kRuns>(a, exec);
-  if (per_lane <= 2) return launch<T, I, V, 2, G, kRuns>(a, exec);
-  return launch<T, I, V, 4, G, kRuns>(a, exec);  // wider rows loop over feature tiles
+  if (per_lane <= 1) return launch<T, I, V, 1, G>(a, exec);
+  if (per_lane <= 2) return launch<T, I, V, 2, G>(a, exec);
+  return launch<T, I, V, 4, G>(a, exec);  // wider rows loop over feature tiles
 }
 
-template <class T, class I, bool kRuns>
+template <class T, class I>
 void warp_row_typed(const SpmmArgs<I>& a, const Exec& exec) {
   constexpr int V = kernels::kVec16<T>;
   const int64_t F = a.X.cols;
@@ -209,12 +201,12 @@ void warp_row_typed(const SpmmArgs<I>& a, const Exec& exec) {
   // and leading dimensions, see ops/spmm/alignment.hpp); anything else takes scalar accesses.
   static_assert(V * sizeof(T) == 16);
   const bool vec = vector_path_eligible(a.X, a.Y, 16);
-  if (!vec) return launch_nv<T, I, 1, 32, kRuns>(a, exec, F);  // generic: scalar loads, a warp per row
+  if (!vec) return launch_nv<T, I, 1, 32>(a, exec, F);  // generic: scalar loads, a warp per row
   const int64_t vectors = F / V;
   const int64_t g = std::clamp<int64_t>(next_pow2(vectors), 8, 32);
-  if (g == 8) return launch_nv<T, I, V, 8, kRuns>(a, exec, vectors);
-  if (g == 16) return launch_nv<T, I, V, 16, kRuns>(a, exec, vectors);
-  return launch_nv<T, I, V, 32, kRuns>(a, exec, vectors);
+  if (g == 8) return launch_nv<T, I, V, 8>(a, exec, vectors);
+  if (g == 16) return launch_nv<T, I, V, 16>(a, exec, vectors);
+  return launch_nv<T, I, V, 32>(a, exec, vectors);
 }
 
 template <class T, class I>
@@ -260,11 +252,7 @@ void sddmm_typed(const SddmmArgs<I>& a, const Exec& exec) {
 
 template <class I>
 void spmm_warp_row(const SpmmArgs<I>& a, const Exec& exec) {
-  dispatch_device_type(a.X.dtype, [&](auto t) { warp_row_typed<decltype(t), I, false>(a, exec); });
-}
-template <class I>
-void spmm_row_runs(const SpmmArgs<I>& a, const Exec& exec) {
-  dispatch_device_type(a.X.dtype, [&](auto t) { warp_row_typed<decltype(t), I, true>(a, exec); });
+  dispatch_device_type(a.X.dtype, [&](auto t) { warp_row_typed<decltype(t), I>(a, exec); });
 }
 template <class I>
 void spmm_feature_parallel(const SpmmArgs<I>& a, const Exec& exec) {
@@ -301,8 +289,6 @@ int64_t max_row_length(const CsrView<I>& g, const Exec& exec) {
 
 template void spmm_warp_row<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
 template void spmm_warp_row<int64_t>(const SpmmArgs<int64_t>&, const Exec&);
-template void spmm_row_runs<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
-template void spmm_row_runs<int64_t>(const SpmmArgs<int64_t>&, const Exec&);
 template void spmm_feature_parallel<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
 template void spmm_feature_parallel<int64_t>(const SpmmArgs<int64_t>&, const Exec&);
 template void sddmm<int32_t>(const SddmmArgs<int32_t>&, const Exec&);

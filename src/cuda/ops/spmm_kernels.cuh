@@ -111,7 +111,10 @@ __device__ __forceinline__ void init_acc(const Acc<T>* __restrict__ bias, int64_
   for (int t = 0; t < V; ++t) acc[t] = bias && in_range ? __ldg(bias + f + t) : Acc<T>(0);
 }
 
-// Source rows gathered concurrently per lane (see accumulate_edges).
+// Source rows gathered concurrently per lane (see accumulate_edges). The row pass on short-row
+// graphs is bound by resident warps (registers), not by memory rounds per row: a larger predicated
+// batch (h200_20261202b) and a group walking runs of consecutive rows as one gather stream
+// (h200_20261202e: 80 registers, grid 2^20 width 256 0.91 -> 1.14 ms) both lost.
 constexpr int kIlp = 4;
 
 // acc += sum of w_e * X[col_e, f0 + lane's slice] over the edges e0, e0 + stride, ... < end taken
@@ -176,12 +179,21 @@ __device__ __forceinline__ void accumulate_edges(const RowsParams<T, I>& p, int6
   }
 }
 
-// One row (or, with kChunks, one chunk of a long row) reduced by a group: edges [beg, end) into
-// Y[out] (or atomically into partial[out]), every feature tile in turn.
 template <class T, class I, int V, int NV, int G, bool kChunks>
-__device__ __forceinline__ void reduce_row(const RowsParams<T, I>& p, int64_t out, int64_t beg, int64_t end,
-                                           int lane, unsigned mask) {
+__global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
   using W = Acc<T>;
+  const int64_t gid = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G;
+  int64_t beg, end, out;
+  if constexpr (kChunks) {
+    if (gid >= p.n_chunks) return;  // the whole group leaves together: G divides the block
+    out = p.chunks[3 * gid], beg = p.chunks[3 * gid + 1], end = p.chunks[3 * gid + 2];
+  } else {
+    if (gid >= p.rows) return;
+    beg = int64_t(p.rowptr[gid]), end = int64_t(p.rowptr[gid + 1]), out = gid;
+    if (end - beg > p.long_row) return;
+  }
+  const int lane = int(threadIdx.x % G);
+  const unsigned mask = group_mask<G>();
   const int64_t F = p.F;
   constexpr int64_t kTile = int64_t(G) * V * NV;
   // Chunks are partial sums of a row: its bias is added once, by finalize_long_rows_kernel.
@@ -220,139 +232,6 @@ __device__ __forceinline__ void reduce_row(const RowsParams<T, I>& p, int64_t ou
         }
       }
     }
-  }
-}
-
-template <class T, class I, int V, int NV, int G, bool kChunks>
-__global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
-  const int64_t gid = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G;
-  int64_t beg, end, out;
-  if constexpr (kChunks) {
-    if (gid >= p.n_chunks) return;  // the whole group leaves together: G divides the block
-    out = p.chunks[3 * gid], beg = p.chunks[3 * gid + 1], end = p.chunks[3 * gid + 2];
-  } else {
-    if (gid >= p.rows) return;
-    beg = int64_t(p.rowptr[gid]), end = int64_t(p.rowptr[gid + 1]), out = gid;
-    if (end - beg > p.long_row) return;
-  }
-  reduce_row<T, I, V, NV, G, kChunks>(p, out, beg, end, int(threadIdx.x % G), group_mask<G>());
-}
-
-// Short rows in runs. On graphs of a few edges per row a group per row is bound by latency, not
-// bytes: rowptr, then col, then a batch of gathers, then the remainder are four dependent memory
-// rounds for a grid row's 5 KB (width 256; ncu on H200: DRAM 46% busy at 50% occupancy). Here a
-// group takes `run` consecutive rows (run < G, about G edges in all) and walks their edges as one
-// stream: one rowptr load and one col/weight load for the whole run, gathers batched kIlp at a
-// time across row boundaries. When the stream passes a row's end the group writes that row and
-// starts the next one from the bias, so every row sees the same operations in the same order as
-// in csr_rows_kernel (bitwise equal results). A run holding a long row (left to the block and
-// chunk passes) takes its short rows one at a time instead.
-template <class T, class I, int V, int NV, int G>
-__global__ void __launch_bounds__(256) csr_row_runs_kernel(RowsParams<T, I> p, int run) {
-  using W = Acc<T>;
-  const int64_t r0 = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G * run;
-  if (r0 >= p.rows) return;
-  const int n = int(min(int64_t(run), p.rows - r0));
-  const int lane = int(threadIdx.x % G);
-  const unsigned mask = group_mask<G>();
-  const int64_t base = int64_t(p.rowptr[r0]);
-  // Row starts relative to the run's first edge (a run holds at most run x long_row edges).
-  const int rp = lane <= n ? int(int64_t(p.rowptr[r0 + lane]) - base) : 0;
-  const int rp_next = __shfl_down_sync(mask, rp, 1, G);
-  if (__any_sync(mask, lane < n && rp_next - rp > p.long_row)) {
-    for (int i = 0; i < n; ++i) {
-      const int beg = __shfl_sync(mask, rp, i, G), end = __shfl_sync(mask, rp, i + 1, G);
-      if (end - beg <= p.long_row) reduce_row<T, I, V, NV, G, false>(p, r0 + i, base + beg, base + end, lane, mask);
-    }
-    return;
-  }
-  const int64_t F = p.F;
-  constexpr int64_t kTile = int64_t(G) * V * NV;
-  const int n_edges = __shfl_sync(mask, rp, n, G);
-  const I* __restrict__ col = p.col + base;
-  const W* __restrict__ wv = p.wv ? p.wv + base : nullptr;
-  const float* __restrict__ wa = p.wa ? p.wa + base : nullptr;
-  T* __restrict__ Y = p.Y + r0 * p.ldy;
-  for (int64_t f0 = 0; f0 < F; f0 += kTile) {
-    W acc[NV][V];
-#pragma unroll
-    for (int v = 0; v < NV; ++v) {
-      const int64_t f = f0 + (int64_t(v) * G + lane) * V;
-      init_acc<T, V>(p.bias, f, f < F, acc[v]);
-    }
-    // Writes run row r's slice v and restarts it from the bias.
-    auto flush = [&](int r, int v) {
-      const int64_t f = f0 + (int64_t(v) * G + lane) * V;
-      store_vec<T, V>(Y + r * p.ldy + f, acc[v]);
-      init_acc<T, V>(p.bias, f, true, acc[v]);
-    };
-    int row = 0;  // the run row being accumulated
-    // The run row holding edge e: the last of the rows starting at or before e (an empty row
-    // starts where the next one does, so it is never the last). One ballot, no loop.
-    const unsigned shift = G == 32 ? 0u : unsigned(threadIdx.x & 31u) / G * G;
-    auto row_of = [&](int e) { return __popc((__ballot_sync(mask, lane < n && rp <= e) & mask) >> shift) - 1; };
-    for (int e0 = 0; e0 < n_edges; e0 += G) {
-      const int e = e0 + lane;
-      I c = 0;
-      W w = W(0);
-      if (e < n_edges) {
-        c = col[e];
-        w = wv ? wv[e] : wa ? W(wa[e]) : W(1);
-      }
-      const int m = min(G, n_edges - e0);
-      int j = 0;
-      for (; j + kIlp <= m; j += kIlp) {
-        I cj[kIlp];
-        W wj[kIlp];
-        int ends[kIlp];  // rows passed before edge j + u, counted from `row`
-#pragma unroll
-        for (int u = 0; u < kIlp; ++u) {
-          cj[u] = __shfl_sync(mask, c, j + u, G);
-          wj[u] = __shfl_sync(mask, w, j + u, G);
-          ends[u] = row_of(e0 + j + u) - row;
-        }
-        const int passed = ends[kIlp - 1];
-#pragma unroll
-        for (int v = 0; v < NV; ++v) {
-          const int64_t f = (int64_t(v) * G + lane) * V;
-          if (f0 + f < F) {
-            W x[kIlp][V];
-#pragma unroll
-            for (int u = 0; u < kIlp; ++u) load_vec<T, V>(p.X + int64_t(cj[u]) * p.ldx + f0 + f, x[u]);
-            int k = 0;
-#pragma unroll
-            for (int u = 0; u < kIlp; ++u) {
-              for (; k < ends[u]; ++k) flush(row + k, v);
-#pragma unroll
-              for (int t = 0; t < V; ++t) acc[v][t] += wj[u] * x[u][t];
-            }
-          }
-        }
-        row += passed;
-      }
-      for (; j < m; ++j) {
-        const I cj = __shfl_sync(mask, c, j, G);
-        const W wj = __shfl_sync(mask, w, j, G);
-        const int passed = row_of(e0 + j) - row;
-#pragma unroll
-        for (int v = 0; v < NV; ++v) {
-          const int64_t f = (int64_t(v) * G + lane) * V;
-          if (f0 + f < F) {
-            W x[V];
-            load_vec<T, V>(p.X + int64_t(cj) * p.ldx + f0 + f, x);
-            for (int k = 0; k < passed; ++k) flush(row + k, v);
-#pragma unroll
-            for (int t = 0; t < V; ++t) acc[v][t] += wj * x[t];
-          }
-        }
-        row += passed;
-      }
-    }
-    // The row still open and any empty rows after it.
-    for (; row < n; ++row)
-#pragma unroll
-      for (int v = 0; v < NV; ++v)
-        if (f0 + (int64_t(v) * G + lane) * V < F) flush(row, v);
   }
 }
 

@@ -123,9 +123,6 @@ tune::Registry<SpmmArgs<I>> make_registry() {
   reg.add({"cuda.csr.warp_row", tune::Backend::cuda, nullptr,
            [](const A& a, const Exec& e) { cuda::spmm_warp_row(a, e); },
            "warp (sub-warp for narrow rows) per row, 16-byte feature loads"});
-  reg.add({"cuda.csr.row_runs", tune::Backend::cuda, nullptr,
-           [](const A& a, const Exec& e) { cuda::spmm_row_runs(a, e); },
-           "warp_row with short rows in runs of consecutive rows, one gather stream per run"});
   reg.add({"cuda.csr.feature_parallel", tune::Backend::cuda,
            [](const A& a) { return a.X.cols <= cuda::kFeatureParallelMaxWidth; },
            [](const A& a, const Exec& e) { cuda::spmm_feature_parallel(a, e); },

@@ -29,9 +29,6 @@ void cusparse_cache_set_capacity(size_t entries);
 // feature-parallel kernel for F <= 32 (threads over (row, feature), several rows per warp).
 template <class I> void spmm_warp_row(const SpmmArgs<I>& a, const Exec& exec);
 template <class I> void spmm_feature_parallel(const SpmmArgs<I>& a, const Exec& exec);
-// warp_row with short rows taken in runs of consecutive rows (about a group's width of edges
-// each, one stream of gathers) on graphs with an identity and a low mean degree, else warp_row.
-template <class I> void spmm_row_runs(const SpmmArgs<I>& a, const Exec& exec);
 constexpr int64_t kFeatureParallelMaxWidth = 32;
 
 template <class I> void sddmm(const SddmmArgs<I>& a, const Exec& exec);
