@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -189,8 +188,7 @@ int main(int argc, char** argv) {
                 {"graph", spec}, {"nodes", g.rows}, {"edges", g.nnz()},
                 {"command", std::string(argv[0]) + " --device " + device + " --spec " + spec + " --hc " + hc},
                 {"results", results}};
-    std::ofstream(json_path + ".tmp") << doc.dump(2) << "\n";
-    std::rename((json_path + ".tmp").c_str(), json_path.c_str());
+    if (!bench::write_json(json_path, doc)) return 1;
   }
   return 0;
 }

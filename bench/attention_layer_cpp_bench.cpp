@@ -11,7 +11,6 @@
 #include <torch/torch.h>
 
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -108,10 +107,10 @@ int main(int argc, char** argv) {
                 {"device", device}, {"graph", spec}, {"nodes", csr.rows}, {"edges", csr.nnz()},
                 {"in_channels", in_channels}, {"edge_dim", edge_dim}, {"dtype", "float32"},
                 {"command", std::string(argv[0]) + " --device " + device + " --spec " + spec + " --hc " + hc +
-                                " --in " + std::to_string(in_channels) + " --edge-dim " + std::to_string(edge_dim)},
+                                " --in " + std::to_string(in_channels) + " --edge-dim " + std::to_string(edge_dim) +
+                                " --reps " + std::to_string(reps)},
                 {"results", results}};
-    std::ofstream(json_path + ".tmp") << doc.dump(2) << "\n";
-    std::rename((json_path + ".tmp").c_str(), json_path.c_str());
+    if (!bench::write_json(json_path, doc)) return 1;
   }
   return 0;
 }

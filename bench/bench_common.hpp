@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +35,32 @@ inline std::string git_commit() {
   std::string s = ok ? buf : "unknown";
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s.empty() ? "unknown" : s;
+}
+
+// Writes doc (a JSON value) to path through a temporary name and a rename, so an interrupted run
+// never leaves a half-written result; creates the parent directory. Says on stdout what it wrote,
+// on stderr why it could not (then false: the driver exits non-zero).
+template <class Json>
+[[nodiscard]] bool write_json(const std::string& path, const Json& doc) {
+  namespace fs = std::filesystem;
+  const std::string tmp = path + ".tmp";
+  std::error_code ec;
+  if (const fs::path parent = fs::path(path).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
+  {
+    std::ofstream f(tmp);
+    f << doc.dump(2) << '\n';
+    if (!f.good()) {
+      std::fprintf(stderr, "cannot write %s\n", tmp.c_str());
+      return false;
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::fprintf(stderr, "cannot rename %s to %s: %s\n", tmp.c_str(), path.c_str(), ec.message().c_str());
+    return false;
+  }
+  std::printf("wrote %s\n", path.c_str());
+  return true;
 }
 
 // Median wall time in ms of reps calls of fn, each followed by sync() (the device's synchronize),

@@ -369,13 +369,6 @@ int main(int argc, char** argv) {
               {"summary", summary},
               {"records", records}};
   std::printf("summary %s\n", summary.dump().c_str());
-  if (!json_path.empty()) {
-    const std::string tmp = json_path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f) return 1;
-    std::fprintf(f, "%s\n", out.dump(2).c_str());
-    std::fclose(f);
-    std::filesystem::rename(tmp, json_path);
-  }
+  if (!json_path.empty() && !bench::write_json(json_path, out)) return 1;
   return 0;
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "../apps/cli/graph_arg.hpp"
+#include "bench_common.hpp"
 #ifdef TESSERA_WITH_CUDA
 #include "../src/cuda/study/locality.hpp"
 #include "tessera/core/cuda_check.hpp"
@@ -276,11 +277,7 @@ int main(int argc, char** argv) {
     }
     TESSERA_CUDA_CHECK(cudaStreamDestroy(stream));
     out["total_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!json_path.empty()) {
-      std::ofstream f(json_path);
-      f << out.dump(2) << "\n";
-      TESSERA_CHECK(f.good(), "locality_bench: cannot write ", json_path);
-    }
+    if (!json_path.empty() && !bench::write_json(json_path, out)) return 1;
     std::fprintf(stderr, "total %.1f s (reorderings %.1f s)\n", out["total_seconds"].get<double>(), reorder_s);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "locality_bench: %s\n", e.what());

@@ -12,8 +12,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -202,15 +200,7 @@ int main(int argc, char** argv) {
         }
       }
     }
-    if (!json_path.empty()) {
-      namespace fs = std::filesystem;
-      const fs::path p(json_path);
-      if (p.has_parent_path()) fs::create_directories(p.parent_path());
-      const std::string tmp = json_path + ".tmp";
-      { std::ofstream(tmp) << out.dump(1) << '\n'; }
-      fs::rename(tmp, p);
-      std::printf("wrote %s\n", json_path.c_str());
-    }
+    if (!json_path.empty() && !bench::write_json(json_path, out)) return 1;
   } catch (const Error& e) {
     std::fprintf(stderr, "spmm_bench: %s\n", e.what());
     return 1;

@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -227,10 +226,7 @@ int main(int argc, char** argv) {
       json out = {{"benchmark", "spmm_wsb"}, {"date", bench::now_utc()}, {"commit", bench::git_commit()},
                   {"device", device_name(cuda_available() ? Device{DeviceKind::cuda, 0} : Device{})},
                   {"command", command}, {"results", results}};
-      const std::string tmp = json_path + ".tmp";
-      std::ofstream(tmp) << out.dump(2) << "\n";
-      std::rename(tmp.c_str(), json_path.c_str());
-      std::printf("wrote %s\n", json_path.c_str());
+      if (!bench::write_json(json_path, out)) return 1;
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "spmm_wsb_bench: %s\n", e.what());
