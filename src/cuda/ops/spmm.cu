@@ -46,8 +46,9 @@ int64_t next_pow2(int64_t v) {
 // partial buffer, atomics and finalize pass made the SpMM 1.6x slower than the row pass. Long
 // rows are handled one of two ways, per graph:
 //  * block rows: when at most kMaxBlockRows rows have long_row..kBlockRow edges (small graphs,
-//    where one extra launch is all the time there is), each gets a whole block
-//    (csr_block_rows_kernel): one launch, no atomics, no zeroed buffer, no finalize pass.
+//    where one extra launch is all the time there is), each gets a whole block, dispatched
+//    ahead of the row pass in the same launch (csr_block_rows_kernel): no atomics, no zeroed
+//    buffer, no finalize pass, no second launch.
 //  * chunks: otherwise (and for hubs above kBlockRow), rows are split into chunks of kChunk
 //    edges, packed G lanes per chunk and reduced into a partial buffer with atomics (see
 //    RowsParams). On R-MAT 2^17 (thousands of such rows) a block per row left most of each
@@ -158,16 +159,16 @@ void launch(const SpmmArgs<I>& a, const Exec& exec) {
                               static_cast<const W*>(a.bias)};
   const cudaStream_t s = cuda_stream(exec.stream);
   const int64_t blocks = (a.A.rows * G + kBlock - 1) / kBlock;
-  TESSERA_CHECK(blocks <= INT32_MAX, "spmm (cuda): too many rows (", a.A.rows, ")");
+  const int64_t n_block = split ? plan->n_block : 0;  // medium rows, ahead of the row pass
+  TESSERA_CHECK(blocks + n_block <= INT32_MAX, "spmm (cuda): too many rows (", a.A.rows, ")");
   if (blocks == 0) return;
-  kernels::csr_rows_kernel<T, I, V, NV, G, false><<<unsigned(blocks), kBlock, 0, s>>>(p);
+  if (n_block)
+    kernels::csr_block_rows_kernel<T, I, V, NV, G><<<unsigned(n_block + blocks), kBlock, 0, s>>>(p, plan->block_rows(),
+                                                                                                n_block);
+  else
+    kernels::csr_rows_kernel<T, I, V, NV, G, false><<<unsigned(blocks), kBlock, 0, s>>>(p);
   TESSERA_CUDA_LAUNCH_CHECK();
-  if (!split) return;
-  if (plan->n_block) {
-    kernels::csr_block_rows_kernel<T, I, V, NV, G><<<unsigned(plan->n_block), kBlock, 0, s>>>(p, plan->block_rows());
-    TESSERA_CUDA_LAUNCH_CHECK();
-  }
-  if (!plan->n_long) return;
+  if (!split || !plan->n_long) return;
   const size_t partial_bytes = size_t(plan->n_long) * size_t(a.X.cols) * sizeof(W);
   Scratch partial(exec, partial_bytes);
   TESSERA_CUDA_CHECK(cudaMemsetAsync(partial.get(), 0, partial_bytes, s));

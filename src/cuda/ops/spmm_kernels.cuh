@@ -179,10 +179,11 @@ __device__ __forceinline__ void accumulate_edges(const RowsParams<T, I>& p, int6
   }
 }
 
+// Item `gid` of the row pass (row gid, skipped when longer than long_row) or of the chunk pass
+// (chunk gid of a long row), reduced by one group of G lanes.
 template <class T, class I, int V, int NV, int G, bool kChunks>
-__global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
+__device__ __forceinline__ void rows_item(const RowsParams<T, I>& p, int64_t gid) {
   using W = Acc<T>;
-  const int64_t gid = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G;
   int64_t beg, end, out;
   if constexpr (kChunks) {
     if (gid >= p.n_chunks) return;  // the whole group leaves together: G divides the block
@@ -235,17 +236,21 @@ __global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
   }
 }
 
-// Rows of medium length (a few hundred to a few thousand edges): one 256-thread block per row.
+template <class T, class I, int V, int NV, int G, bool kChunks>
+__global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
+  rows_item<T, I, V, NV, G, kChunks>(p, (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G);
+}
+
+// A row of medium length (a few hundred to a few thousand edges) by a whole 256-thread block.
 // Its 256 / G groups take interleaved batches of G edges, then the block sums the groups' partial
 // tiles in shared memory and writes Y directly: no atomics, no zeroed buffer, no finalize pass,
 // and a fixed summation order (deterministic).
 template <class T, class I, int V, int NV, int G>
-__global__ void __launch_bounds__(256) csr_block_rows_kernel(RowsParams<T, I> p, const int64_t* __restrict__ rows) {
+__device__ __forceinline__ void block_row(const RowsParams<T, I>& p, int64_t row) {
   using W = Acc<T>;
   constexpr int kGroups = 256 / G;
   constexpr int kTile = G * V * NV;
   __shared__ W red[kGroups * kTile];
-  const int64_t row = rows[blockIdx.x];
   const int grp = int(threadIdx.x) / G, lane = int(threadIdx.x) % G;
   const unsigned mask = group_mask<G>();
   const int64_t beg = int64_t(p.rowptr[row]), end = int64_t(p.rowptr[row + 1]);
@@ -269,6 +274,17 @@ __global__ void __launch_bounds__(256) csr_block_rows_kernel(RowsParams<T, I> p,
     }
     __syncthreads();
   }
+}
+
+// The medium rows and the row pass in one launch: blocks [0, n_block) take one medium row each
+// (dispatched first, so they start first), the blocks after them are the row pass. On a small
+// graph the two passes were two launches of a few microseconds each, the second waiting for the
+// first although they write different rows; here the medium rows run under the short ones.
+template <class T, class I, int V, int NV, int G>
+__global__ void __launch_bounds__(256) csr_block_rows_kernel(RowsParams<T, I> p, const int64_t* __restrict__ rows,
+                                                             int64_t n_block) {
+  if (int64_t(blockIdx.x) < n_block) return block_row<T, I, V, NV, G>(p, rows[blockIdx.x]);
+  rows_item<T, I, V, NV, G, false>(p, ((int64_t(blockIdx.x) - n_block) * blockDim.x + threadIdx.x) / G);
 }
 
 // Y[long_rows[r], :] = partial[r, :] (+ bias), converted to T.
