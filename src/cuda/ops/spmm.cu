@@ -47,8 +47,8 @@ int64_t next_pow2(int64_t v) {
 // rows are handled one of two ways, per graph:
 //  * block rows: when at most kMaxBlockRows rows have long_row..kBlockRow edges (small graphs,
 //    where one extra launch is all the time there is), each gets a whole block, dispatched
-//    ahead of the row pass in the same launch (csr_block_rows_kernel): no atomics, no zeroed
-//    buffer, no finalize pass, no second launch.
+//    ahead of the row pass in the same launch (csr_block_rows_kernel; see launch() for the
+//    widths that keep two launches): no atomics, no zeroed buffer, no finalize pass.
 //  * chunks: otherwise (and for hubs above kBlockRow), rows are split into chunks of kChunk
 //    edges, packed G lanes per chunk and reduced into a partial buffer with atomics (see
 //    RowsParams). On R-MAT 2^17 (thousands of such rows) a block per row left most of each
@@ -162,11 +162,20 @@ void launch(const SpmmArgs<I>& a, const Exec& exec) {
   const int64_t n_block = split ? plan->n_block : 0;  // medium rows, ahead of the row pass
   TESSERA_CHECK(blocks + n_block <= INT32_MAX, "spmm (cuda): too many rows (", a.A.rows, ")");
   if (blocks == 0) return;
-  if (n_block)
+  // One launch for both passes only up to two vectors per lane. ptxas holds the block-row kernel
+  // to 64 registers; at four vectors the row pass alone takes 76, and inside the combined kernel
+  // it spilled and made Cora at width 512 5% slower (H200, h200_20261202f), so there the two
+  // passes stay two launches (the combined kernel then runs block rows only).
+  constexpr bool kOneLaunch = NV <= 2;
+  if (n_block && kOneLaunch) {
     kernels::csr_block_rows_kernel<T, I, V, NV, G><<<unsigned(n_block + blocks), kBlock, 0, s>>>(p, plan->block_rows(),
                                                                                                 n_block);
-  else
+  } else {
     kernels::csr_rows_kernel<T, I, V, NV, G, false><<<unsigned(blocks), kBlock, 0, s>>>(p);
+    TESSERA_CUDA_LAUNCH_CHECK();
+    if (n_block)
+      kernels::csr_block_rows_kernel<T, I, V, NV, G><<<unsigned(n_block), kBlock, 0, s>>>(p, plan->block_rows(), n_block);
+  }
   TESSERA_CUDA_LAUNCH_CHECK();
   if (!split || !plan->n_long) return;
   const size_t partial_bytes = size_t(plan->n_long) * size_t(a.X.cols) * sizeof(W);

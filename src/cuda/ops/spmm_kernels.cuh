@@ -280,6 +280,7 @@ __device__ __forceinline__ void block_row(const RowsParams<T, I>& p, int64_t row
 // (dispatched first, so they start first), the blocks after them are the row pass. On a small
 // graph the two passes were two launches of a few microseconds each, the second waiting for the
 // first although they write different rows; here the medium rows run under the short ones.
+// Launched with n_block blocks only, it is the medium rows alone.
 template <class T, class I, int V, int NV, int G>
 __global__ void __launch_bounds__(256) csr_block_rows_kernel(RowsParams<T, I> p, const int64_t* __restrict__ rows,
                                                              int64_t n_block) {
