@@ -3,13 +3,13 @@
 the graph is banded? Row chunks: GEMM chunk k on stream s1 (event e_k), SpMM of output chunk c on
 a second stream after the event of the GEMM chunk that covers the largest source row chunk c reads.
 Uses only existing ops (each chunk its own CSR slice and graph id); each SpMM chunk gets its own
-output (a real version would write rows of one output), so this measures the overlap, not a layer.
+output (a real version would write rows of one output), so this measures the overlap, not a layer. (Archived copy: its timer is bench_common's
+median_ms_cuda, the same warm-up and median as the inline one the run used.)
 
     python3 overlap_probe.py [--width 256] [--chunks 4,8,16] [--reps 15]
 """
 import argparse
 import json
-import statistics
 import sys
 
 import torch
@@ -19,18 +19,7 @@ import bench_common as bc  # noqa: E402
 
 
 def median_ms(fn, reps):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
+    return bc.median_ms_cuda(fn, reps=reps)
 
 
 def main():
