@@ -3,8 +3,9 @@
 the graph is banded? Row chunks: GEMM chunk k on stream s1 (event e_k), SpMM of output chunk c on
 a second stream after the event of the GEMM chunk that covers the largest source row chunk c reads.
 Uses only existing ops (each chunk its own CSR slice and graph id); each SpMM chunk gets its own
-output (a real version would write rows of one output), so this measures the overlap, not a layer. (Archived copy: its timer is bench_common's
-median_ms_cuda, the same warm-up and median as the inline one the run used.)
+output (a real version would write rows of one output), so this measures the overlap, not a layer.
+(Archived copy: its timer is bench_common's median_ms_cuda, the same warm-up and median as the
+inline one the run used.)
 
     python3 overlap_probe.py [--width 256] [--chunks 4,8,16] [--reps 15]
 """
