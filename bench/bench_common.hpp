@@ -49,7 +49,8 @@ template <class Json>
   {
     std::ofstream f(tmp);
     f << doc.dump(2) << '\n';
-    if (!f.good()) {
+    f.close();  // flushes: a full disk shows up here, not after the rename
+    if (f.fail()) {
       std::fprintf(stderr, "cannot write %s\n", tmp.c_str());
       return false;
     }
