@@ -47,8 +47,9 @@ int64_t next_pow2(int64_t v) {
 // rows are handled one of two ways, per graph:
 //  * block rows: when at most kMaxBlockRows rows have long_row..kBlockRow edges (small graphs,
 //    where one extra launch is all the time there is), each gets a whole block, dispatched
-//    ahead of the row pass in the same launch (csr_block_rows_kernel; see launch() for the
-//    widths that keep two launches): no atomics, no zeroed buffer, no finalize pass.
+//    ahead of the row pass in the same launch (csr_block_rows_kernel; two launches where that
+//    would cost the row pass registers, see one_launch_keeps_registers): no atomics, no zeroed
+//    buffer, no finalize pass.
 //  * chunks: otherwise (and for hubs above kBlockRow), rows are split into chunks of kChunk
 //    edges, packed G lanes per chunk and reduced into a partial buffer with atomics (see
 //    RowsParams). On R-MAT 2^17 (thousands of such rows) a block per row left most of each
@@ -148,6 +149,22 @@ std::shared_ptr<LongRowPlan> long_row_plan(const CsrView<I>& g, const Exec& exec
   return plan;
 }
 
+// Whether the medium rows and the row pass share one launch (csr_block_rows_kernel) for this
+// instantiation. ptxas allocates the combined kernel's registers for its block-row path too; where
+// that left the row pass fewer registers than csr_rows_kernel has alone it spilled, and the row
+// pass got slower than the launch it saved (fp32 at four vectors per lane: 64 registers against
+// 76, Cora width 512 5% slower on the H200, h200_20261202f). Read once from the compiled kernels.
+template <class T, class I, int V, int NV, int G>
+bool one_launch_keeps_registers() {
+  static const bool keeps = [] {
+    cudaFuncAttributes rows{}, both{};
+    TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&rows, kernels::csr_rows_kernel<T, I, V, NV, G, false>));
+    TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&both, kernels::csr_block_rows_kernel<T, I, V, NV, G>));
+    return both.numRegs >= rows.numRegs;
+  }();
+  return keeps;
+}
+
 template <class T, class I, int V, int NV, int G>
 void launch(const SpmmArgs<I>& a, const Exec& exec) {
   using W = kernels::Acc<T>;
@@ -162,12 +179,7 @@ void launch(const SpmmArgs<I>& a, const Exec& exec) {
   const int64_t n_block = split ? plan->n_block : 0;  // medium rows, ahead of the row pass
   TESSERA_CHECK(blocks + n_block <= INT32_MAX, "spmm (cuda): too many rows (", a.A.rows, ")");
   if (blocks == 0) return;
-  // One launch for both passes only up to two vectors per lane. ptxas holds the block-row kernel
-  // to 64 registers; at four vectors the row pass alone takes 76, and inside the combined kernel
-  // it spilled and made Cora at width 512 5% slower (H200, h200_20261202f), so there the two
-  // passes stay two launches (the combined kernel then runs block rows only).
-  constexpr bool kOneLaunch = NV <= 2;
-  if (n_block && kOneLaunch) {
+  if (n_block && one_launch_keeps_registers<T, I, V, NV, G>()) {
     kernels::csr_block_rows_kernel<T, I, V, NV, G><<<unsigned(n_block + blocks), kBlock, 0, s>>>(p, plan->block_rows(),
                                                                                                 n_block);
   } else {
