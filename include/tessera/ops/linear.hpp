@@ -1,0 +1,47 @@
+#pragma once
+// Linear family: the layers' dense projection Y = X W^T (+ b), as torch.nn.Linear computes it.
+//
+// Semantics
+//   Y[i, j] = sum_k X[i, k] W[j, k] (+ bias[j]); Y is overwritten. X: M x K, W: N x K, Y: M x N,
+//   bias: N values of Y's dtype or nullptr. Rows may be strided (ld >= cols). Same dtype and device
+//   for all. K = 0 gives Y = bias (or 0).
+//
+// Backends and variants (linear_registry()):
+//   reference     plain loops, double accumulation, every floating dtype (the oracle).
+//   cuda.tf32x3.BMxBN  fp32 on the tensor cores: each operand split into two tf32 parts, three
+//                 products a_lo b_hi + a_hi b_lo + a_hi b_hi in fp32 accumulators (the a_lo b_lo
+//                 term, <= 2^-22 relative, dropped). Error of an output measured against
+//                 sum_k |X[i,k] W[j,k]|: <= 2^-20 on the H200 (fp32 SGEMM: ~2^-22; one tf32 pass:
+//                 2^-12). Needs K % 4 == 0, N even, 16-byte aligned X and W with row strides
+//                 multiple of 4, 8-byte aligned Y with an even row stride. BMxBN: the CTA tile
+//                 (128x128; 128x64 for N <= 64).
+//   The CPU and other CUDA cases are left to the caller's BLAS (the torch layer: at::linear);
+//   linear() throws when no variant is eligible, so that a caller never gets a silent fallback.
+//
+// Errors: shapes, dtypes, devices, aliasing of Y with an input, and an unknown or ineligible
+//   requested variant throw tessera::Error naming the argument.
+#include <string>
+
+#include "tessera/core/dense.hpp"
+#include "tessera/core/device.hpp"
+#include "tessera/tune/registry.hpp"
+#include "tessera/tune/tuner.hpp"
+
+namespace tessera::ops {
+
+struct LinearArgs {
+  DenseView X;                  // M x K
+  DenseView W;                  // N x K
+  DenseView Y;                  // M x N (written)
+  const void* bias = nullptr;   // N values of Y's dtype, or nullptr
+};
+
+// Y = X W^T (+ b). variant "" = requested (TESSERA_VARIANT_LINEAR) > tuned > cache > heuristic.
+void linear(const LinearArgs& args, const Exec& exec, const std::string& variant = "");
+// Whether some registered variant can run these arguments on exec's device (the torch layer asks
+// before choosing between tessera and its own BLAS).
+bool linear_supported(const LinearArgs& args, const Exec& exec);
+tune::Registry<LinearArgs>& linear_registry();
+void validate_linear(const LinearArgs& args);
+
+}  // namespace tessera::ops

@@ -1,0 +1,65 @@
+// Launchers of the fp32 tf32x3 projection (device code in linear_kernels.cuh).
+#include <atomic>
+#include <cstdint>
+#include <limits>
+
+#include "cuda/ops/linear_kernels.cuh"
+#include "ops/linear/backends.hpp"
+#include "tessera/core/cuda_check.hpp"
+
+namespace tessera::ops::detail {
+namespace {
+
+bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+template <int BM, int BN, int WM, int WN>
+void launch(const LinearArgs& a, cudaStream_t s) {
+  namespace lk = tessera::cuda::linear;
+  constexpr int kSmem = lk::smem_bytes<BM, BN>();
+  auto* kernel = lk::linear_tf32x3_kernel<BM, BN, WM, WN>;
+  // Above 48 KB of dynamic shared memory needs an opt-in, once per device and instantiation.
+  static std::atomic<uint64_t> opted{0};
+  int dev = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
+  const uint64_t bit = uint64_t(1) << (dev & 63);
+  if (!(opted.load(std::memory_order_acquire) & bit)) {
+    TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    opted.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  lk::Params p;
+  p.x = a.X.as<const float>();
+  p.w = a.W.as<const float>();
+  p.bias = static_cast<const float*>(a.bias);
+  p.y = a.Y.as<float>();
+  p.m = a.X.rows;
+  p.n = int(a.W.rows);
+  p.k = int(a.X.cols);
+  p.ldx = a.X.ld;
+  p.ldw = a.W.ld;
+  p.ldy = a.Y.ld;
+  p.n_tiles = (p.n + BN - 1) / BN;
+  const int64_t tiles = ((p.m + BM - 1) / BM) * p.n_tiles;
+  TESSERA_CHECK(tiles <= std::numeric_limits<int32_t>::max(), "linear: ", p.m, " x ", p.n,
+                " output is too large for one launch of ", BM, "x", BN, " tiles");
+  kernel<<<unsigned(tiles), WM * WN * 32, kSmem, s>>>(p);
+  TESSERA_CUDA_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+bool linear_tf32x3_eligible(const LinearArgs& a) {
+  const int64_t int_max = std::numeric_limits<int32_t>::max();
+  return a.Y.device.is_cuda() && a.Y.dtype == DType::f32 && a.X.cols % 4 == 0 && a.W.rows % 2 == 0 &&
+         a.X.cols <= int_max && a.W.rows <= int_max && a.X.ld % 4 == 0 && a.W.ld % 4 == 0 && a.Y.ld % 2 == 0 &&
+         aligned(a.X.data, 16) && aligned(a.W.data, 16) && aligned(a.Y.data, 8) &&
+         (a.bias == nullptr || aligned(a.bias, 4));
+}
+
+void linear_tf32x3_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile) {
+  const cudaStream_t s = cuda_stream(exec.stream);
+  if (tile.bm == 128 && tile.bn == 128) return launch<128, 128, 2, 4>(a, s);
+  if (tile.bm == 128 && tile.bn == 64) return launch<128, 64, 4, 2>(a, s);
+  fail("linear: no tf32x3 kernel with a ", tile.bm, "x", tile.bn, " tile");
+}
+
+}  // namespace tessera::ops::detail

@@ -1,0 +1,17 @@
+#pragma once
+// Entry points of the linear backends (reference/, cuda/). Arguments arrive validated by
+// src/ops/linear/linear.cpp.
+#include "tessera/ops/linear.hpp"
+
+namespace tessera::ops::detail {
+
+void linear_reference(const LinearArgs& a);
+
+// The CUDA tf32x3 kernel with a BM x BN CTA tile (128x128 or 128x64).
+struct LinearTile {
+  int bm = 128, bn = 128;
+};
+bool linear_tf32x3_eligible(const LinearArgs& a);
+void linear_tf32x3_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile);
+
+}  // namespace tessera::ops::detail

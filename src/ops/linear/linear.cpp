@@ -1,0 +1,90 @@
+// Linear dispatch: validate once, pick a variant with tune::choose (requested > tuned > cache >
+// heuristic), run it. The variant table is the single source for the dispatcher, the tuner and
+// the tests.
+#include <string>
+
+#include "ops/linear/backends.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/tune/choose.hpp"
+
+namespace tessera::ops {
+
+namespace {
+
+bool overlaps(const DenseView& a, const DenseView& b) {
+  if (a.rows * a.cols == 0 || b.rows * b.cols == 0) return false;
+  const auto* a0 = static_cast<const char*>(a.data);
+  const auto* b0 = static_cast<const char*>(b.data);
+  const auto* a1 = a0 + ((a.rows - 1) * a.ld + a.cols) * int64_t(dtype_size(a.dtype));
+  const auto* b1 = b0 + ((b.rows - 1) * b.ld + b.cols) * int64_t(dtype_size(b.dtype));
+  return a0 < b1 && b0 < a1;
+}
+
+void check_matrix(const DenseView& m, const char* name) {
+  TESSERA_CHECK(m.rows >= 0 && m.cols >= 0, "linear: ", name, " has negative shape ", m.rows, " x ", m.cols);
+  TESSERA_CHECK(m.ld >= m.cols, "linear: ", name, " has leading dimension ", m.ld, " < ", m.cols, " columns");
+  TESSERA_CHECK(m.data != nullptr || m.rows * m.cols == 0, "linear: ", name, " has no data");
+}
+
+tune::Registry<LinearArgs> make_registry() {
+  tune::Registry<LinearArgs> r("linear");
+  r.add({"reference", tune::Backend::reference, nullptr,
+         [](const LinearArgs& a, const Exec&) { detail::linear_reference(a); },
+         "plain loops, double accumulation (the oracle)"});
+#ifdef TESSERA_WITH_CUDA
+  for (detail::LinearTile t : {detail::LinearTile{128, 128}, detail::LinearTile{128, 64}})
+    r.add({"cuda.tf32x3." + std::to_string(t.bm) + "x" + std::to_string(t.bn), tune::Backend::cuda,
+           [](const LinearArgs& a) { return detail::linear_tf32x3_eligible(a); },
+           [t](const LinearArgs& a, const Exec& e) { detail::linear_tf32x3_cuda(a, e, t); },
+           "fp32 as three tf32 tensor-core products (x_lo w_hi + x_hi w_lo + x_hi w_hi), cp.async pipeline"});
+#endif
+  r.set_heuristic([](const LinearArgs& a, const Device& d) -> std::string {
+    if (!d.is_cuda()) return "reference";
+    // H200, M = 2^20 (bench/results/h200_20261202g): N = 64 128x64 0.19 ms vs 128x128 0.32 ms;
+    // N >= 256 128x128 1.07-1.12x faster than 128x64.
+    return a.W.rows <= 64 ? "cuda.tf32x3.128x64" : "cuda.tf32x3.128x128";
+  });
+  return r;
+}
+
+tune::Key key_of(const LinearArgs& a, const Exec& exec) {
+  return {tune::device_key(exec.device), "linear", dtype_name(a.X.dtype),
+          std::string("k").append(std::to_string(tune::width_bucket(a.X.cols))), tune::width_bucket(a.W.rows)};
+}
+
+}  // namespace
+
+void validate_linear(const LinearArgs& a) {
+  check_matrix(a.X, "X");
+  check_matrix(a.W, "W");
+  check_matrix(a.Y, "Y");
+  TESSERA_CHECK(a.W.cols == a.X.cols, "linear: X has ", a.X.cols, " columns but W has ", a.W.cols,
+                " (both must be the input width K)");
+  TESSERA_CHECK(a.Y.rows == a.X.rows && a.Y.cols == a.W.rows, "linear: Y is ", a.Y.rows, " x ", a.Y.cols,
+                " but X W^T is ", a.X.rows, " x ", a.W.rows);
+  TESSERA_CHECK(a.X.dtype == a.Y.dtype && a.W.dtype == a.Y.dtype, "linear: X is ", dtype_name(a.X.dtype),
+                ", W is ", dtype_name(a.W.dtype), ", Y is ", dtype_name(a.Y.dtype), " (one dtype for all)");
+  TESSERA_CHECK(a.X.device == a.Y.device && a.W.device == a.Y.device, "linear: X on ", a.X.device.str(), ", W on ",
+                a.W.device.str(), ", Y on ", a.Y.device.str());
+  TESSERA_CHECK(!overlaps(a.Y, a.X) && !overlaps(a.Y, a.W), "linear: Y overlaps an input");
+}
+
+tune::Registry<LinearArgs>& linear_registry() {
+  static tune::Registry<LinearArgs> r = make_registry();
+  return r;
+}
+
+bool linear_supported(const LinearArgs& a, const Exec& exec) {
+  return !linear_registry().eligible(a, exec.device).empty();
+}
+
+void linear(const LinearArgs& a, const Exec& exec, const std::string& variant) {
+  validate_linear(a);
+  TESSERA_CHECK(exec.device == a.Y.device, "linear: exec on ", exec.device.str(), " but Y is on ",
+                a.Y.device.str());
+  const tune::Choice c = tune::choose(linear_registry(), key_of(a, exec), a, exec, variant);
+  if (a.Y.rows * a.Y.cols == 0) return;
+  linear_registry().get(c.variant).run(a, exec);
+}
+
+}  // namespace tessera::ops

@@ -1,0 +1,36 @@
+// Reference linear: the oracle. Y[i, j] = sum_k X[i, k] W[j, k] (+ bias[j]) in double.
+#include <type_traits>
+
+#include "ops/linear/backends.hpp"
+#include "tessera/core/dtype.hpp"
+
+namespace tessera::ops::detail {
+namespace {
+
+template <class T> double widen(T v) {
+  if constexpr (std::is_same_v<T, double>) return v;
+  else return double(static_cast<float>(v));
+}
+template <class T> T narrow(double v) {
+  if constexpr (std::is_same_v<T, double>) return v;
+  else return T(float(v));
+}
+
+}  // namespace
+
+void linear_reference(const LinearArgs& a) {
+  TESSERA_DISPATCH_FLOAT(a.Y.dtype, T, [&] {
+    const T* x = a.X.as<T>();
+    const T* w = a.W.as<T>();
+    const T* b = static_cast<const T*>(a.bias);
+    T* y = a.Y.as<T>();
+    for (int64_t i = 0; i < a.X.rows; ++i)
+      for (int64_t j = 0; j < a.W.rows; ++j) {
+        double acc = b ? widen(b[j]) : 0.0;
+        for (int64_t k = 0; k < a.X.cols; ++k) acc += widen(x[i * a.X.ld + k]) * widen(w[j * a.W.ld + k]);
+        y[i * a.Y.ld + j] = narrow<T>(acc);
+      }
+  });
+}
+
+}  // namespace tessera::ops::detail

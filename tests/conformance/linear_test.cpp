@@ -1,0 +1,161 @@
+// Linear (Y = X W^T + b): the reference against hand-checked values, bad input, and every CUDA
+// variant against the reference on fresh seeded inputs (sizes that are not multiples of the tile,
+// strided rows, K not a multiple of 32, no bias). GPU cases are named *Cuda*.
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/testing.hpp"
+#include "tessera/ops/linear.hpp"
+
+#ifdef TESSERA_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace tessera {
+namespace {
+
+DenseView view(std::vector<float>& v, int64_t rows, int64_t cols, int64_t ld, Device d = {}) {
+  return {v.data(), DType::f32, rows, cols, ld, d};
+}
+
+TEST(Linear, ReferenceHandChecked) {
+  // X = [[1, 2], [3, 4], [5, 6]], W = [[1, 0], [1, -1]], b = [0.5, -1]
+  std::vector<float> x{1, 2, 3, 4, 5, 6}, w{1, 0, 1, -1}, b{0.5f, -1}, y(6, -7);
+  ops::LinearArgs a{view(x, 3, 2, 2), view(w, 2, 2, 2), view(y, 3, 2, 2), b.data()};
+  ops::linear(a, Exec::cpu());
+  EXPECT_EQ(y, (std::vector<float>{1.5f, -2, 3.5f, -2, 5.5f, -2}));
+  a.bias = nullptr;  // K = 0: Y = bias or 0
+  ops::LinearArgs empty{view(x, 3, 0, 2), view(w, 2, 0, 2), view(y, 3, 2, 2), b.data()};
+  ops::linear(empty, Exec::cpu());
+  EXPECT_EQ(y, (std::vector<float>{0.5f, -1, 0.5f, -1, 0.5f, -1}));
+}
+
+TEST(Linear, BadInputNamesTheProblem) {
+  std::vector<float> x(12), w(12), y(12);
+  auto expect_error = [](const ops::LinearArgs& a, const std::string& part) {
+    try {
+      ops::linear(a, Exec::cpu());
+      ADD_FAILURE() << "no error, expected one containing '" << part << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expect_error({view(x, 3, 4, 4), view(w, 2, 3, 3), view(y, 3, 2, 2)}, "X has 4 columns but W has 3");
+  expect_error({view(x, 3, 4, 4), view(w, 2, 4, 4), view(y, 3, 3, 3)}, "Y is 3 x 3 but X W^T is 3 x 2");
+  expect_error({view(x, 3, 4, 3), view(w, 2, 4, 4), view(y, 3, 2, 2)}, "leading dimension 3 < 4");
+  expect_error({view(x, 3, 4, 4), view(w, 2, 4, 4), view(x, 3, 2, 2)}, "Y overlaps an input");
+  ops::LinearArgs f64{view(x, 3, 4, 4), view(w, 2, 4, 4), view(y, 3, 2, 2)};
+  f64.W.dtype = DType::f64;
+  expect_error(f64, "one dtype for all");
+}
+
+#ifdef TESSERA_WITH_CUDA
+struct DeviceFloats {
+  float* p = nullptr;
+  explicit DeviceFloats(const std::vector<float>& v) {
+    if (cudaMalloc(&p, v.size() * sizeof(float) + 16) != cudaSuccess) throw Error("cudaMalloc failed");
+    cudaMemcpy(p, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice);
+  }
+  ~DeviceFloats() { cudaFree(p); }
+  std::vector<float> get(size_t n) const {
+    std::vector<float> v(n);
+    cudaMemcpy(v.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost);
+    return v;
+  }
+};
+
+struct Shape {
+  int64_t m, n, k, ldx, ldy;
+  bool bias;
+};
+
+// Every CUDA variant: |y - ref| <= 2^-19 sum_k |x w| (+ |b|), i.e. fp32-level error (one tf32 pass
+// would be ~2^-12 and fail), and rows/columns outside Y untouched (strided Y keeps its padding).
+void check_cuda(const Shape& s, uint64_t salt) {
+  std::mt19937 rng(uint32_t(testing::seed(salt)));
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> x(size_t(s.m * s.ldx)), w(size_t(s.n * s.k)), b(size_t(s.n)), y0(size_t(s.m * s.ldy));
+  for (auto* v : {&x, &w, &b, &y0})
+    for (auto& e : *v) e = u(rng);
+  std::vector<float> want = y0;
+  ops::LinearArgs ref{view(x, s.m, s.k, s.ldx), view(w, s.n, s.k, s.k), view(want, s.m, s.n, s.ldy),
+                      s.bias ? b.data() : nullptr};
+  ops::linear(ref, Exec::cpu(), "reference");
+  std::vector<double> mag(size_t(s.m * s.n));
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t j = 0; j < s.n; ++j) {
+      double m = s.bias ? std::fabs(double(b[j])) : 0.0;
+      for (int64_t q = 0; q < s.k; ++q) m += std::fabs(double(x[i * s.ldx + q]) * double(w[j * s.k + q]));
+      mag[i * s.n + j] = m;
+    }
+  const Device dev{DeviceKind::cuda, 0};
+  const Exec exec{dev};
+  DeviceFloats dx(x), dw(w), db(b);
+  const std::string what = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) +
+                           " ldx=" + std::to_string(s.ldx) + " ldy=" + std::to_string(s.ldy) +
+                           (s.bias ? " bias" : "") + " seed " + std::to_string(testing::seed(salt));
+  int ran = 0;
+  for (const auto& v : ops::linear_registry().all()) {
+    if (v.backend != tune::Backend::cuda) continue;
+    DeviceFloats dy(y0);
+    ops::LinearArgs a{{dx.p, DType::f32, s.m, s.k, s.ldx, dev}, {dw.p, DType::f32, s.n, s.k, s.k, dev},
+                      {dy.p, DType::f32, s.m, s.n, s.ldy, dev}, s.bias ? db.p : nullptr};
+    ASSERT_TRUE(ops::linear_registry().is_eligible(v, a, dev)) << v.name << " " << what;
+    ops::linear(a, exec, v.name);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << v.name << " " << what;
+    const auto got = dy.get(y0.size());
+    ++ran;
+    int bad = 0;
+    for (int64_t i = 0; i < s.m && bad < 5; ++i)
+      for (int64_t j = 0; j < s.ldy && bad < 5; ++j) {
+        const size_t o = size_t(i * s.ldy + j);
+        if (j >= s.n) {  // padding of a strided Y
+          if (got[o] != y0[o]) ++bad, ADD_FAILURE() << v.name << " " << what << ": wrote padding (" << i << ", " << j << ")";
+          continue;
+        }
+        const double err = std::fabs(double(got[o]) - double(want[o]));
+        if (!(err <= std::ldexp(mag[size_t(i * s.n + j)], -19) + 1e-30))
+          ++bad, ADD_FAILURE() << v.name << " " << what << ": Y(" << i << ", " << j << ") = " << got[o]
+                               << ", reference " << want[o] << ", |err| / sum|x w| = " << err / mag[size_t(i * s.n + j)];
+      }
+  }
+  EXPECT_EQ(ran, 2) << "expected the two tf32x3 tile variants";
+}
+
+TEST(LinearCuda, EveryVariantMatchesReference) {
+  TESSERA_REQUIRE_CUDA();
+  const bool small = testing::small_run();
+  std::vector<Shape> shapes = {
+      {1000, 36, 20, 20, 36, true},    // nothing a multiple of the tile, K < 32
+      {517, 130, 68, 68, 130, false},  // N past one 128 tile, K not a multiple of 32
+      {33, 2, 4, 4, 2, true},          // smallest eligible N and K
+      {300, 256, 260, 264, 258, true}, // strided X and Y
+      {129, 1024, 128, 128, 1024, false},
+      {1, 64, 64, 64, 64, true},
+  };
+  if (!small) shapes.push_back({4099, 200, 300, 300, 200, true});
+  uint64_t salt = 1;
+  for (const auto& s : shapes) check_cuda(s, salt++);
+}
+
+TEST(LinearCuda, IneligibleShapesAreRefusedNotRounded) {
+  TESSERA_REQUIRE_CUDA();
+  const Device dev{DeviceKind::cuda, 0};
+  std::vector<float> host(64 * 8, 1.f);
+  DeviceFloats d(host);
+  // K = 6 (not a multiple of 4): no variant, and a forced one is refused with the reason.
+  ops::LinearArgs a{{d.p, DType::f32, 8, 6, 6, dev}, {d.p, DType::f32, 4, 6, 6, dev}, {d.p + 256, DType::f32, 8, 4, 4, dev}};
+  EXPECT_FALSE(ops::linear_supported(a, Exec{dev}));
+  try {
+    ops::linear(a, Exec{dev}, "cuda.tf32x3.128x128");
+    ADD_FAILURE() << "an ineligible forced variant ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot run these arguments"), std::string::npos) << e.what();
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace tessera

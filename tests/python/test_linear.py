@@ -1,0 +1,86 @@
+"""torch.ops.tessera.linear (x W^T + b) and the layers' use of it: CPU equals torch's Linear, autograd
+(gradcheck in double), clear errors; on CUDA, fp32 outputs and gradients within fp32-level error of
+a double reference (the tf32x3 kernel), ineligible shapes and other dtypes through torch, and
+linears() leaving the projection to torch when the user allows TF32."""
+import pytest
+import torch
+
+import tessera  # noqa: F401  (loads the op library)
+from tessera.nn import _linear
+
+ops = torch.ops.tessera
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
+                                reason="no CUDA device on this machine: GPU test skipped")
+
+
+def test_cpu_is_torch_linear(seed):
+    x, w, b = torch.randn(37, 20), torch.randn(9, 20), torch.randn(9)
+    assert torch.equal(ops.linear(x, w, b), torch.nn.functional.linear(x, w, b))
+    assert torch.equal(ops.linear(x, w), torch.nn.functional.linear(x, w))
+
+
+def test_gradcheck_double(seed):
+    x = torch.randn(11, 6, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(5, 6, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x, w, b: ops.linear(x, w, b), (x, w, b))
+    assert torch.autograd.gradgradcheck(lambda x, w, b: ops.linear(x, w, b), (x, w, b))
+
+
+def test_bad_input_names_the_problem():
+    with pytest.raises(RuntimeError, match=r"weight must be \[out_features, 8\]"):
+        ops.linear(torch.randn(5, 8), torch.randn(3, 7))
+    with pytest.raises(RuntimeError, match=r"bias must be \[3\]"):
+        ops.linear(torch.randn(5, 8), torch.randn(3, 8), torch.randn(4))
+    with pytest.raises(RuntimeError, match="x must be 2-D"):
+        ops.linear(torch.randn(5), torch.randn(3, 5))
+
+
+def _fp32_level(got, x, w, b):
+    """|got - exact| <= 2^-19 (sum_k |x w| + |b|) per element, exact in double."""
+    xd, wd = x.double(), w.double()
+    want = xd @ wd.t() + (b.double() if b is not None else 0)
+    mag = xd.abs() @ wd.abs().t() + (b.double().abs() if b is not None else 0)
+    err = (got.double() - want).abs()
+    assert bool((err <= mag * 2.0 ** -19 + 1e-30).all()), f"worst |err| / sum|x w| = {(err / mag).max().item():.3g}"
+
+
+@needs_cuda
+@pytest.mark.parametrize("m,n,k", [(1000, 36, 20), (517, 130, 68), (4099, 256, 256), (129, 1024, 128), (7, 2, 4)])
+def test_cuda_fp32_matches_double(seed, m, n, k):
+    x = torch.randn(m, k, device="cuda", requires_grad=True)
+    w = torch.randn(n, k, device="cuda", requires_grad=True)
+    b = torch.randn(n, device="cuda", requires_grad=True)
+    y = ops.linear(x, w, b)
+    _fp32_level(y, x, w, b)
+    gy = torch.randn_like(y)
+    y.backward(gy)
+    _fp32_level(x.grad, gy, w.t(), None)  # dx = dy W through the same kernel
+    torch.testing.assert_close(w.grad, gy.t() @ x.detach(), rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(b.grad, gy.sum(0))
+
+
+@needs_cuda
+def test_cuda_other_cases_are_torch():
+    # K = 67 (not a multiple of 4) and float64: torch's own linear, bitwise.
+    x, w = torch.randn(300, 67, device="cuda"), torch.randn(40, 67, device="cuda")
+    assert torch.equal(ops.linear(x, w), torch.nn.functional.linear(x, w))
+    xd, wd = x.double(), w.double()
+    assert torch.equal(ops.linear(xd, wd), torch.nn.functional.linear(xd, wd))
+    # A strided x (a column slice) is made contiguous, not misread.
+    big = torch.randn(300, 72, device="cuda")
+    _fp32_level(ops.linear(big[:, 4:68], w[:, :64]), big[:, 4:68], w[:, :64], None)
+
+
+@needs_cuda
+def test_linears_respects_tf32_opt_in():
+    lin = torch.nn.Linear(64, 32).cuda()
+    x = torch.randn(500, 64, device="cuda")
+    want = ops.linear(x, lin.weight, lin.bias)
+    assert torch.equal(_linear.linear(lin, x), want)
+    old = torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision("high")
+        assert torch.equal(_linear.linear(lin, x), lin(x))  # the user's TF32 through the Linear
+    finally:
+        torch.set_float32_matmul_precision(old)
