@@ -23,7 +23,7 @@
 #include <cstdint>
 
 #include "cuda/ops/mma_fragments.hpp"
-#include "cuda/ops/spmm_wsb_kernels.cuh"  // mma_k8_tf32
+#include "cuda/ops/tf32_mma.cuh"
 
 namespace tessera::kernels::detail {
 
@@ -130,16 +130,8 @@ __device__ void sandwich_stage(const StageArgs<T, W>& a, int64_t first, int64_t 
   }
 }
 
-// x = hi + lo for the mma's tf32 operands: hi = x rounded to nearest (ties away: what
-// cvt.rna.tf32.f32 gives for finite values, without its inf/NaN guard, FSETP + SEL per conversion;
-// the product vectors are finite), lo = x - hi exactly in fp32, handed over as it is: the mma reads
-// a tf32 operand's top 19 bits (ptxas itself leaves a cvt result that only feeds an mma unmasked),
-// so lo is truncated there, |x - hi - lo'| <= 2^-10 |lo| <= 2^-21 |x|, of either sign as lo is.
-// Three instructions (add, mask, subtract).
-__device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
-  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-  lo = __float_as_uint(x - __uint_as_float(hi));
-}
+// split_tf32 and mma_k8_tf32: cuda/ops/tf32_mma.cuh (hi/lo split, error bound there).
+using tessera::cuda::split_tf32;
 
 // The fp32 stage on the tensor cores. A warp takes the work items of sandwich_stage<float, W, 4>
 // (one tile row T of W, a slab of 128 rows = 8 m16 tiles of two row blocks); per (tile, plane) a
@@ -200,9 +192,9 @@ __device__ void sandwich_stage_tf32x3(const StageArgs<float, float>& a, int64_t 
           uint32_t ah[4], al[4];
 #pragma unroll
           for (int i = 0; i < 4; ++i) split_tf32(av[i], ah[i], al[i]);
-          tessera::cuda::wsb::mma_k8_tf32(acc[j], al, bh[0], bh[1]);
-          tessera::cuda::wsb::mma_k8_tf32(acc[j], ah, bl[0], bl[1]);
-          tessera::cuda::wsb::mma_k8_tf32(acc[j], ah, bh[0], bh[1]);
+          tessera::cuda::mma_k8_tf32(acc[j], al, bh[0], bh[1]);
+          tessera::cuda::mma_k8_tf32(acc[j], ah, bl[0], bl[1]);
+          tessera::cuda::mma_k8_tf32(acc[j], ah, bh[0], bh[1]);
         }
       }
     }

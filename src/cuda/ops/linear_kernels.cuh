@@ -5,7 +5,7 @@
 // Why: the layers' fp32 projections are the largest single cost of a GCN or Graph Transformer
 // forward on big graphs (grid 2^20 at width 256: cuBLAS's fp32 SGEMM 3.0 ms of a 3.9 ms layer),
 // and cuBLAS runs them on the CUDA cores (~46 TFLOP/s; its fp32 emulation targets Blackwell, its
-// tf32 is 500x less accurate). Each operand x = x_hi + x_lo (split_tf32: both tf32), and
+// tf32 is 500x less accurate). Each operand x = x_hi + x_lo (split_tf32 in tf32_mma.cuh: both tf32), and
 // x w = x_lo w_hi + x_hi w_lo + x_hi w_hi: three mma.m16n8k8 into fp32 accumulators, the x_lo w_lo
 // term (<= 2^-22 relative) dropped. A product is then within 2^-19.6 (typically ~2^-22) of exact,
 // unbiased, so a K-term dot product carries fp32 SGEMM's accumulated rounding, not tf32's 2^-11.
@@ -23,6 +23,8 @@
 // floats and 16-byte aligned X and W (the cp.async chunks), 8-byte aligned Y and its stride even.
 // Rows of X past M, rows of W past N and columns past K are zero-filled; stores are masked.
 #include <cstdint>
+
+#include "cuda/ops/tf32_mma.cuh"  // split_tf32, mma_k8_tf32
 
 namespace tessera::cuda::linear {
 
@@ -50,19 +52,6 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
-// x = hi + lo, hi rounded to tf32 (ties away), lo = x - hi exactly; the mma reads lo's top 19
-// bits (see split_tf32 in kernels/octile_sandwich.cuh for the error bound).
-__device__ __forceinline__ void split(float x, uint32_t& hi, uint32_t& lo) {
-  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-  lo = __float_as_uint(x - __uint_as_float(hi));
-}
-__device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 // Offset (floats) of 16-byte chunk `chunk` of shared row `row` in a [rows][32] tile.
 __device__ __forceinline__ int swizzled(int row, int chunk) { return row * kBK + ((chunk ^ ((row & 3) << 1)) << 2); }
@@ -142,8 +131,8 @@ __global__ void __launch_bounds__(WM * WN * 32, 2) linear_tf32x3_kernel(const Pa
       for (int j = 0; j < NT; ++j) {
         const int row = wn * NT * 8 + j * 8 + g;
         const float2 v = *reinterpret_cast<const float2*>(b_s + swizzled(row, chunk) + within);
-        split(v.x, bh[j][0], bl[j][0]);
-        split(v.y, bh[j][1], bl[j][1]);
+        split_tf32(v.x, bh[j][0], bl[j][0]);
+        split_tf32(v.y, bh[j][1], bl[j][1]);
       }
 #pragma unroll
       for (int i = 0; i < MT; ++i) {
@@ -151,15 +140,15 @@ __global__ void __launch_bounds__(WM * WN * 32, 2) linear_tf32x3_kernel(const Pa
         const float2 v0 = *reinterpret_cast<const float2*>(a_s + swizzled(row, chunk) + within);
         const float2 v1 = *reinterpret_cast<const float2*>(a_s + swizzled(row + 8, chunk) + within);
         uint32_t ah[4], al[4];  // a0 (g, k=t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
-        split(v0.x, ah[0], al[0]);
-        split(v1.x, ah[1], al[1]);
-        split(v0.y, ah[2], al[2]);
-        split(v1.y, ah[3], al[3]);
+        split_tf32(v0.x, ah[0], al[0]);
+        split_tf32(v1.x, ah[1], al[1]);
+        split_tf32(v0.y, ah[2], al[2]);
+        split_tf32(v1.y, ah[3], al[3]);
 #pragma unroll
         for (int j = 0; j < NT; ++j) {
-          mma_tf32(acc[i][j], al, bh[j][0], bh[j][1]);  // small terms first
-          mma_tf32(acc[i][j], ah, bl[j][0], bl[j][1]);
-          mma_tf32(acc[i][j], ah, bh[j][0], bh[j][1]);
+          mma_k8_tf32(acc[i][j], al, bh[j][0], bh[j][1]);  // small terms first
+          mma_k8_tf32(acc[i][j], ah, bl[j][0], bl[j][1]);
+          mma_k8_tf32(acc[i][j], ah, bh[j][0], bh[j][1]);
         }
       }
     }
