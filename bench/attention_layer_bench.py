@@ -7,9 +7,12 @@ events, median), peak memory above the inputs (max_memory_allocated delta during
 the maximum output difference, and the ratios against the issue's targets (GATv2 forward >= 10x,
 forward+backward >= 5x, memory <= 1/15; TransformerConv >= 8x, >= 4x, <= 1/10).
 
-    python3 bench/attention_layer_bench.py --json OUT.json [--graphs rmat,grid,clustered]
+    python3 bench/attention_layer_bench.py --json OUT.json [--graphs rmat,grid,clustered,cora,pubmed]
                                          [--hc 4x64,8x128,2x256] [--width 128] [--reps 5] [--budget-s 180]
-                                         [--edge-dim D] [--dtype f32|f16|bf16] [--no-pyg]
+                                         [--edge-dim D] [--dtype f32|f16|bf16] [--no-pyg] [--data-dir DIR]
+The graphs are the GCN slice's (bench_common.load_graph): R-MAT, grid and clustered generated, Cora
+and PubMed read from --data-dir (skipped with a message when absent); x is random of --width columns.
+At the end, per layer, the medians of the ratios over the rows both sides completed.
 The issue's targets are for fp32; --dtype f16/bf16 runs both layers and inputs in that type (tessera's
 16-bit kernels accumulate in fp32), --no-pyg times tessera alone (A/B runs of tessera builds).
 The output gradient of forward+backward is made once per configuration, outside the timed region and
@@ -23,17 +26,13 @@ as "oom" for that side. Without torch_geometric only tessera is timed.
 import argparse
 import gc
 import os
+import statistics
 import time
 
 import torch
 
 import bench_common as bc
 
-GRAPHS = {  # the GCN slice's generated graphs (bench/gcn_bench.py)
-    "rmat": "rmat:scale=20,degree=16,seed=1",
-    "grid": "grid:rows=1024,cols=1024",
-    "clustered": "clustered:nodes=65536,clusters=256,degree=200,seed=1",
-}
 TARGETS = {"gatv2": {"forward": 10.0, "forward_backward": 5.0, "memory": 1 / 15},
            "transformer": {"forward": 8.0, "forward_backward": 4.0, "memory": 1 / 10}}
 PYG_NAMES = {"gatv2": "GATv2Conv", "transformer": "TransformerConv"}
@@ -75,10 +74,23 @@ def timed(conv, x, edge_index, reps, edge_attr=None):
         torch.cuda.empty_cache()
 
 
+def medians(rows):
+    """Per layer, the medians of the ratios over the rows where both sides completed (PyG's OOM rows
+    have no ratio and are left out)."""
+    out = {}
+    for layer in TARGETS:
+        rs = [r["ratio"] for r in rows if r["layer"] == layer and "ratio" in r]
+        if rs:
+            out[layer] = {k: statistics.median(r[k] for r in rs) for k in ("forward", "forward_backward", "memory")}
+            out[layer]["rows"] = len(rs)
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", default=None, help="output path (default bench/results/attention_gpu_<date>.json)")
-    p.add_argument("--graphs", default="rmat,grid,clustered")
+    p.add_argument("--graphs", default=bc.BENCH_GRAPHS)
+    p.add_argument("--data-dir", default=bc.DEFAULT_DATA_DIR)
     p.add_argument("--hc", default="4x64,8x128,2x256")
     p.add_argument("--layers", default="gatv2,transformer")
     p.add_argument("--width", type=int, default=128, help="input feature width")
@@ -91,7 +103,7 @@ def main():
     if not torch.cuda.is_available():
         raise SystemExit("attention_layer_bench: no CUDA device (bench/attention_cpu_bench.py is the CPU benchmark)")
     t_start = time.monotonic()
-    tessera = bc.import_tessera()
+    bc.import_tessera()
     import tessera.nn as tnn
     pnn, pyg_version = (None, None) if a.no_pyg else bc.import_pyg_nn()
     dtype = DTYPES[a.dtype]
@@ -103,11 +115,14 @@ def main():
                                       f"attention_gpu_{time.strftime('%Y%m%d_%H%M%S')}.json")
     hcs = [tuple(int(v) for v in item.split("x")) for item in a.hc.split(",")]
     for gname in a.graphs.split(","):
-        spec = GRAPHS.get(gname, gname)
-        rowptr, col = tessera.ops.generate_graph(spec, False)
+        loaded = bc.load_graph(gname, a.data_dir)
+        if loaded is None:
+            print(f"{gname}: not under {a.data_dir}, skipped", flush=True)
+            record["skipped"].append({"graph": gname, "why": f"not under {a.data_dir}"})
+            continue
+        spec, rowptr, col = loaded
         n = rowptr.numel() - 1
-        dst = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
-        edge_index = torch.stack([col.long(), dst]).to(dev)
+        edge_index = bc.edge_index_of(rowptr, col, dev)
         print(f"{gname}: {spec}: {n} nodes, {edge_index.size(1)} edges", flush=True)
         torch.manual_seed(0)
         x = torch.randn(n, a.width, device=dev, dtype=dtype)
@@ -172,6 +187,12 @@ def main():
         del x, edge_index, ea, extra
         gc.collect()
         torch.cuda.empty_cache()
+    record["medians"] = medians(record["rows"])
+    for layer, m in record["medians"].items():
+        tg = TARGETS[layer]
+        print(f"{layer} medians over {m['rows']} rows: forward x{m['forward']:.2f} (target {tg['forward']:g}), "
+              f"fwd+bwd x{m['forward_backward']:.2f} (target {tg['forward_backward']:g}), "
+              f"memory {m['memory']:.3f} (target {tg['memory']:.3f})", flush=True)
     record["wall_s"] = time.monotonic() - t_start
     bc.write_json(out_path, record)
 

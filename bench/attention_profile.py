@@ -17,12 +17,14 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import bench_common as bc
-from attention_layer_bench import DTYPES, GRAPHS, PYG_NAMES
+from attention_layer_bench import DTYPES, PYG_NAMES
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--graph", default="rmat", help=f"one of {sorted(GRAPHS)} or a generator spec")
+    p.add_argument("--graph", default="rmat",
+                   help=f"one of {bc.BENCH_GRAPHS} (Cora, PubMed from --data-dir) or a generator spec")
+    p.add_argument("--data-dir", default=bc.DEFAULT_DATA_DIR)
     p.add_argument("--layer", default="transformer", choices=sorted(PYG_NAMES))
     p.add_argument("--hc", default="4x64", help="heads x channels")
     p.add_argument("--width", type=int, default=128, help="input feature width")
@@ -36,11 +38,12 @@ def main():
     tessera = bc.import_tessera()
     import tessera.nn as tnn
     H, C = (int(v) for v in a.hc.split("x"))
-    spec = GRAPHS.get(a.graph, a.graph)
-    rowptr, col = tessera.ops.generate_graph(spec, False)
+    loaded = bc.load_graph(a.graph, a.data_dir)
+    if loaded is None:
+        sys.exit(f"attention_profile.py: {a.graph} is not under {a.data_dir}")
+    spec, rowptr, col = loaded
     n = rowptr.numel() - 1
-    dst = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
-    ei = torch.stack([col.long(), dst]).cuda()
+    ei = bc.edge_index_of(rowptr, col, "cuda")
     dtype = DTYPES[a.dtype]
     x = torch.randn(n, a.width, device="cuda", dtype=dtype, requires_grad=True)
     kw = {"edge_dim": a.edge_dim} if a.edge_dim else {}

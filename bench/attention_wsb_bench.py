@@ -28,10 +28,8 @@ import torch
 import bench_common as bc
 
 GRAPHS = {
-    "rmat": "rmat:scale=20,degree=16,seed=1",
+    **bc.GENERATED_GRAPHS,
     "rmat_scrambled": "rmat:scale=20,degree=16,seed=1,scramble=1",  # ids without locality (16x8 fill 0.0079)
-    "grid": "grid:rows=1024,cols=1024",
-    "clustered": "clustered:nodes=65536,clusters=256,degree=200,seed=1",
     "clustered_sparse": "clustered:nodes=262144,clusters=4096,degree=24,seed=1",
 }
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}

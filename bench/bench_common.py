@@ -11,6 +11,15 @@ import time
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The GCN slice's benchmark graphs (issues #3, #5): seeded generator specs, and the Planetoid data
+# sets Cora and PubMed read from the shared data directory.
+GENERATED_GRAPHS = {
+    "rmat": "rmat:scale=20,degree=16,seed=1",
+    "grid": "grid:rows=1024,cols=1024",
+    "clustered": "clustered:nodes=65536,clusters=256,degree=200,seed=1",
+}
+BENCH_GRAPHS = "rmat,grid,clustered,cora,pubmed"
+DEFAULT_DATA_DIR = os.environ.get("TESSERA_SHARED_DATA", os.path.join(ROOT, "..", "shared", "data"))
 
 
 def commit() -> str:
@@ -134,6 +143,29 @@ def import_tessera():
     sys.path.insert(0, os.path.join(ROOT, "tests", "python"))  # pyg_reference (the CPU peer)
     import tessera  # noqa: F401
     return tessera
+
+
+def load_graph(name: str, data_dir: str = DEFAULT_DATA_DIR):
+    """(source, rowptr, col) of a benchmark graph (CSR by target), or None when a data set is not
+    under data_dir. name: a key of GENERATED_GRAPHS, a data set directory under data_dir (cora,
+    pubmed), or a generator spec (tessera.ops.generate_graph)."""
+    tessera = import_tessera()
+    spec = GENERATED_GRAPHS.get(name, name)
+    if ":" in spec:
+        rowptr, col = tessera.ops.generate_graph(spec, False)
+        return spec, rowptr, col
+    path = os.path.join(data_dir, name)
+    if not os.path.isdir(path):
+        return None
+    _, _, rowptr, col, _, _, _ = tessera.ops.load_node_dataset(path)
+    return path, rowptr, col
+
+
+def edge_index_of(rowptr, col, device):
+    """PyG's edge_index ([source; target], int64) of a CSR by target."""
+    n = rowptr.numel() - 1
+    dst = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
+    return torch.stack([col.long(), dst.long()]).to(device)
 
 
 def import_pyg_nn():

@@ -15,7 +15,6 @@ WSB: the break-even of the cuda.wsb.* SpMM variants against CSR is reported by t
 spmm_wsb_bench (same session); this benchmark times the default dispatch GCNConv uses.
 """
 import argparse
-import os
 import statistics
 import time
 
@@ -23,25 +22,7 @@ import torch
 
 import bench_common as bc
 
-GRAPHS = {
-    "rmat": ("rmat:scale=20,degree=16,seed=1", False),
-    "grid": ("grid:rows=1024,cols=1024", False),
-    "clustered": ("clustered:nodes=65536,clusters=256,degree=200,seed=1", False),
-}
 H200_COPY_BANDWIDTH = 4.2e12  # bytes/s, measured device copy (read + write), DESIGN.md
-
-
-def load_graph(name, data_dir):
-    tessera = bc.import_tessera()
-    if name in GRAPHS:
-        spec, sym = GRAPHS[name]
-        rowptr, col = tessera.ops.generate_graph(spec, sym)
-        return spec, rowptr, col
-    path = os.path.join(data_dir, name)
-    if not os.path.isdir(path):
-        return None
-    _, _, rowptr, col, _, _, _ = tessera.ops.load_node_dataset(path)
-    return path, rowptr, col
 
 
 def measure(conv, x, edge_index, gy, reps):
@@ -84,9 +65,8 @@ def main():
     p.add_argument("--budget-s", type=float, default=200.0,
                    help="skip the remaining cases once this many seconds have passed")
     p.add_argument("--widths", default="64,256,512")
-    p.add_argument("--graphs", default="rmat,grid,clustered,cora,pubmed")
-    p.add_argument("--data-dir", default=os.environ.get("TESSERA_SHARED_DATA",
-                                                        os.path.join(bc.ROOT, "..", "shared", "data")))
+    p.add_argument("--graphs", default=bc.BENCH_GRAPHS)
+    p.add_argument("--data-dir", default=bc.DEFAULT_DATA_DIR)
     p.add_argument("--reps", type=int, default=10)
     a = p.parse_args()
     out_path = a.json_path or a.out
@@ -104,14 +84,13 @@ def main():
     widths = [int(w) for w in a.widths.split(",")]
     rows = []
     for name in a.graphs.split(","):
-        loaded = load_graph(name, a.data_dir)
+        loaded = bc.load_graph(name, a.data_dir)
         if loaded is None:
             print(f"{name}: not found under {a.data_dir}, skipped")
             continue
         source, rowptr, col = loaded
         n = rowptr.numel() - 1
-        dst = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
-        edge_index = torch.stack([col.long(), dst.long()]).to(dev)
+        edge_index = bc.edge_index_of(rowptr, col, dev)
         print(f"{name}: {source}: {n} nodes, {edge_index.size(1)} edges", flush=True)
         for w in widths:
             if time.monotonic() - start > a.budget_s:

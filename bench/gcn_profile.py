@@ -18,7 +18,6 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import bench_common as bc
-from gcn_bench import load_graph
 
 
 def kernel_table(fn, reps):
@@ -64,10 +63,12 @@ def main():
         PygGCNConv = None
     dev = torch.device("cuda")
     for name in a.graphs.split(","):
-        source, rowptr, col = load_graph(name, a.data_dir or ".")
+        loaded = bc.load_graph(name, a.data_dir or bc.DEFAULT_DATA_DIR)
+        if loaded is None:
+            sys.exit(f"gcn_profile: {name} is not under {a.data_dir or bc.DEFAULT_DATA_DIR}")
+        source, rowptr, col = loaded
         n = rowptr.numel() - 1
-        dst = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
-        ei = torch.stack([col.long(), dst.long()]).to(dev)
+        ei = bc.edge_index_of(rowptr, col, dev)
         w = a.width
         x = torch.randn(n, w, device=dev)
         gy = torch.randn(n, w, device=dev)

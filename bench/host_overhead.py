@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Where the time of a small-graph layer call goes: host microseconds per call (no synchronization,
 so the host is the bottleneck and the number is what the Python + dispatcher + launch path costs)
-and the torch profiler's per-op table, for tessera's GCNConv and its pieces against PyG's GCNConv.
+and the torch profiler's per-op table, for a tessera layer and its pieces against PyG's layer.
 
 On graphs like Cora the GPU work of a layer is a few microseconds, so the layer's speed is its host
 path; this script is the diagnostic for that regime.
 
-    python3 bench/host_overhead.py [--data-dir DIR] [--width 64] [--device cuda] [--json OUT.json]
+    python3 bench/host_overhead.py [--layer gcn|gatv2|transformer] [--hc 4x64] [--graph cora]
+                                   [--data-dir DIR] [--width 64] [--device cuda] [--json OUT.json]
+--width is GCN's input and output width and the attention layers' input width.
 """
 import argparse
-import os
 import time
 
 import torch
@@ -33,26 +34,69 @@ def host_us(fn, reps=2000, sync=None):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", default=os.environ.get("TESSERA_SHARED_DATA", os.path.join(bc.ROOT, "..", "shared", "data")))
+    p.add_argument("--data-dir", default=bc.DEFAULT_DATA_DIR)
+    p.add_argument("--layer", default="gcn", choices=["gcn", "gatv2", "transformer"])
+    p.add_argument("--hc", default="4x64", help="attention layers: heads x channels")
+    p.add_argument("--graph", default="cora", help="a data set under --data-dir or a generator spec")
     p.add_argument("--width", type=int, default=64)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--json", default=None)
     a = p.parse_args()
-    tessera = bc.import_tessera()
-    from tessera.nn import GCNConv
+    bc.import_tessera()
+    import tessera.nn as tnn
     dev = torch.device(a.device)
     sync = torch.cuda.synchronize if dev.type == "cuda" else None
-    cora = os.path.join(a.data_dir, "cora")
-    if os.path.isdir(cora):
-        _, _, rowptr, col, _, _, _ = tessera.ops.load_node_dataset(cora)
-        name = "cora"
-    else:
-        rowptr, col = tessera.ops.generate_graph("rmat:scale=11,degree=4,seed=1", False)
-        name = "rmat:scale=11,degree=4"
+    loaded = bc.load_graph(a.graph, a.data_dir)
+    if loaded is None:  # no shared data here: a generated graph of Cora's size
+        loaded = bc.load_graph("rmat:scale=11,degree=4,seed=1")
+    name, rowptr, col = loaded
     n = rowptr.numel() - 1
-    dst = torch.repeat_interleave(torch.arange(n), rowptr[1:] - rowptr[:-1])
-    ei = torch.stack([col, dst]).to(dev)
+    ei = bc.edge_index_of(rowptr, col, dev)
     x = torch.randn(n, a.width, device=dev)
+    ours, rows = attention_rows(a, tnn, x, ei, dev, sync) if a.layer != "gcn" else gcn_rows(a, tnn, x, ei, dev, sync)
+    print(f"{name}: {n} nodes, {ei.size(1)} edges, {a.layer}, width {a.width}, device {dev}; host microseconds per call")
+    for k, v in rows.items():
+        print(f"  {k:40s} {v:8.1f}")
+    acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if dev.type == "cuda" else [])
+    with torch.no_grad(), torch.profiler.profile(activities=acts) as prof:
+        for _ in range(100):
+            ours(x, ei)
+        if sync:
+            sync()
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
+    if a.json:
+        bc.write_json(a.json, {"benchmark": "host_overhead", "graph": name, "layer": a.layer, "hc": a.hc,
+                               "width": a.width, "device": str(dev), "host_us_per_call": rows})
+
+
+def attention_rows(a, tnn, x, ei, dev, sync):
+    H, C = (int(v) for v in a.hc.split("x"))
+    cls = {"gatv2": "GATv2Conv", "transformer": "TransformerConv"}[a.layer]
+    try:
+        import torch_geometric.nn as pyg_nn
+        peer = getattr(pyg_nn, cls)(a.width, C, heads=H).to(dev)
+    except ImportError:
+        peer = None
+    ours = getattr(tnn, cls)(a.width, C, heads=H).to(dev)
+    xg = x.detach().clone().requires_grad_()
+    gy = torch.ones(x.size(0), H * C, device=dev)
+    rows = {}
+    for who, conv in (("tessera", ours), ("PyG", peer)):
+        if conv is None:
+            continue
+        with torch.no_grad():
+            conv(x, ei)
+            rows[f"{who} {cls} forward"] = host_us(lambda: conv(x, ei), sync=sync)
+        rows[f"{who} {cls} forward+backward"] = host_us(lambda: conv(xg, ei).backward(gy), reps=500, sync=sync)
+    with torch.no_grad():
+        lin = ours.lin_l if a.layer == "gatv2" else ours.lin_query
+        rows["one projection (torch Linear)"] = host_us(lambda: lin(x), sync=sync)
+        rows["torch empty_like (floor of one op)"] = host_us(lambda: torch.empty_like(x), sync=sync)
+    return ours, rows
+
+
+def gcn_rows(a, tnn, x, ei, dev, sync):
+    GCNConv = tnn.GCNConv
     ours = GCNConv(a.width, a.width, cached=True).to(dev)
     rows = {}
     with torch.no_grad():
@@ -73,19 +117,7 @@ def main():
             rows["PyG GCNConv forward"] = host_us(lambda: peer(x, ei), sync=sync)
         except ImportError:
             pass
-    print(f"{name}: {n} nodes, {ei.size(1)} edges, width {a.width}, device {dev}; host microseconds per call")
-    for k, v in rows.items():
-        print(f"  {k:40s} {v:8.1f}")
-    acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if dev.type == "cuda" else [])
-    with torch.no_grad(), torch.profiler.profile(activities=acts) as prof:
-        for _ in range(100):
-            ours(x, ei)
-        if sync:
-            sync()
-    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
-    if a.json:
-        bc.write_json(a.json, {"benchmark": "host_overhead", "graph": name, "width": a.width,
-                               "device": str(dev), "host_us_per_call": rows})
+    return ours, rows
 
 
 if __name__ == "__main__":
