@@ -306,8 +306,8 @@ __device__ __forceinline__ void flush_edge_weight_grad(const Params<T, I, Acc>& 
 }
 
 // Light items a warp takes from the queue at a time (consecutive nodes, one head): few enough that
-// the last grabs even out the warps' finishing times (a light item is at most kHeavyThreshold
-// entries), many enough that the queue's one counter sees a grab per 4 items (R-MAT 2^20, 4
+// the last grabs even out the warps' finishing times (a light item is at most the heavy threshold
+// of entries), many enough that the queue's one counter sees a grab per 4 items (R-MAT 2^20, 4
 // heads: 1M grabs over ~10 ms).
 constexpr int kItemsPerGrab = 4;
 

@@ -3,6 +3,7 @@
 // dtype in attention.cu (f32, f64) and attention_half.cu (f16, bf16) so the two compile in
 // parallel.
 #include <algorithm>
+#include <cstdlib>
 #include <type_traits>
 
 #include "cuda/ops/attention_kernels.cuh"
@@ -12,8 +13,15 @@
 
 namespace tessera::ops::cuda_attention {
 
-// Nodes with more entries than this are walked by a whole block (heavy bucket).
-constexpr int64_t kHeavyThreshold = 1024;
+// Nodes with more entries than the heavy threshold are walked by a whole block (heavy bucket).
+// On large graphs it is kMaxHeavyThreshold. On small ones the longest light row is the kernel's
+// critical path: one warp walks it a group step (two entries at C = 64) per gather latency, so on
+// Cora (10.5K entries, one node with 168) the forward took 41 us on the H200 where its other
+// entries needed a few. There the threshold follows a warp's fair share of the walk instead,
+// kHeavyShares x entries x heads / (SMs x 64 resident warps), and at least kMinHeavyThreshold.
+constexpr int64_t kMaxHeavyThreshold = 1024;
+constexpr int64_t kMinHeavyThreshold = 32;
+constexpr int64_t kHeavyShares = 4;
 // Largest W (and dedge_weight partial) of the edge kernels staged in shared memory; larger ones
 // are read from (and added into) global memory.
 constexpr int64_t kEdgeSmemBytes = 32 * 1024;
@@ -67,21 +75,35 @@ bool aligned16(const DenseView& m) {
   return rows_vector_aligned(m.data, m.ld, sizeof(T));
 }
 
+// The heavy threshold of a walk over nnz entries with the given heads (see kMaxHeavyThreshold).
+// TESSERA_ATTENTION_HEAVY_THRESHOLD (entries) overrides it, for A/B measurements.
+inline int64_t heavy_threshold(int64_t nnz, int64_t heads) {
+  static const int64_t forced = [] {
+    const char* e = std::getenv("TESSERA_ATTENTION_HEAVY_THRESHOLD");
+    return e ? std::max<int64_t>(1, std::strtoll(e, nullptr, 10)) : int64_t(0);
+  }();
+  if (forced > 0) return forced;
+  const int64_t fair = nnz * heads / (int64_t(sm_count()) * 64);
+  return std::clamp<int64_t>(kHeavyShares * fair, kMinHeavyThreshold, kMaxHeavyThreshold);
+}
+
 // The schedule of a walk: the two work counters the persistent blocks take items from (see
-// for_each_item) and the heavy bucket (nodes with more than kHeavyThreshold entries), built on
-// the device. Layout: next heavy item, next light grab, heavy count, padding (4 x 32 bits), list.
+// for_each_item) and the heavy bucket (nodes with more than `threshold` entries), built on the
+// device. Layout: next heavy item, next light grab, heavy count, padding (4 x 32 bits), list.
 template <class I>
 struct Schedule {
   static constexpr size_t kHeader = 4 * sizeof(unsigned);
+  int64_t threshold;
   bool heavy = false;
   Scratch mem;
-  Schedule(const Exec& exec, const I* ptr, int64_t nodes, int64_t nnz, cudaStream_t s)
-      : heavy(nnz > kHeavyThreshold && nodes > 0),
-        mem(exec, kHeader + (heavy ? sizeof(int64_t) * size_t(std::min(nodes, nnz / (kHeavyThreshold + 1) + 1)) : 0)) {
+  Schedule(const Exec& exec, const I* ptr, int64_t nodes, int64_t nnz, int64_t heads, cudaStream_t s)
+      : threshold(heavy_threshold(nnz, heads)),
+        heavy(nnz > threshold && nodes > 0),
+        mem(exec, kHeader + (heavy ? sizeof(int64_t) * size_t(std::min(nodes, nnz / (threshold + 1) + 1)) : 0)) {
     TESSERA_CUDA_CHECK(cudaMemsetAsync(mem.get(), 0, kHeader, s));
     if (!heavy) return;
     const int blocks = int(std::min<int64_t>((nodes + 255) / 256, int64_t(sm_count()) * 8));
-    collect_heavy_kernel<I><<<blocks, 256, 0, s>>>(ptr, nodes, kHeavyThreshold, list(), count());
+    collect_heavy_kernel<I><<<blocks, 256, 0, s>>>(ptr, nodes, threshold, list(), count());
     TESSERA_CUDA_LAUNCH_CHECK();
   }
   unsigned* queue() const { return mem.as<unsigned>(); }
@@ -101,7 +123,7 @@ void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, si
     TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   int per_sm = 0;
   TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  p.heavy_threshold = sched.heavy ? kHeavyThreshold : INT64_MAX;
+  p.heavy_threshold = sched.heavy ? sched.threshold : INT64_MAX;
   p.heavy_list = sched.heavy ? sched.list() : nullptr;
   p.heavy_count = sched.heavy ? sched.count() : nullptr;
   p.queue = sched.queue();
@@ -167,7 +189,7 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   p.alpha = static_cast<Acc*>(a.alpha);
   p.alpha_after_dropout = a.alpha_after_dropout;
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
-  Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, s);
+  Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, a.heads, s);
   with_edge_config<T, EDGE>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
     const size_t edge_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems<CPT>(p, false)) : 0;
@@ -227,8 +249,8 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
     TESSERA_CUDA_CHECK(cudaMemsetAsync(p.dea, 0, sizeof(Acc) * size_t(A.nnz * p.D), s));
     TESSERA_CUDA_CHECK(cudaMemsetAsync(p.dew, 0, sizeof(Acc) * size_t(HC * p.D), s));
   }
-  Schedule<I> sched_t(exec, A.rowptr, A.rows, A.nnz, s);
-  Schedule<I> sched_s(exec, wptr, A.cols, A.nnz, s);
+  Schedule<I> sched_t(exec, A.rowptr, A.rows, A.nnz, a.heads, s);
+  Schedule<I> sched_s(exec, wptr, A.cols, A.nnz, a.heads, s);
   with_edge_config<T, EDGE>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
     constexpr bool VEC = decltype(vec)::value;
