@@ -1,8 +1,12 @@
-// tessera::linear(x, weight, bias) = x weight^T + bias, torch.nn.functional.linear's contract for
-// 2-D x. CUDA fp32 runs the core's tf32x3 tensor-core kernel (include/tessera/ops/linear.hpp) when
-// a variant is eligible; everything else (CPU, other dtypes, ineligible shapes) is at::linear.
+// tessera::linear(x, weight, bias, residual) = x weight^T + bias (+ residual),
+// torch.nn.functional.linear's contract for 2-D x, with an optional [rows, out_features] residual
+// added in the same pass (a layer's skip projection plus the attention output: one kernel and
+// no projection buffer instead of a projection and an add). CUDA fp32 runs the core's tf32x3
+// tensor-core kernel (include/tessera/ops/linear.hpp) when a variant is eligible; everything else
+// (CPU, other dtypes, ineligible shapes) is at::linear, plus the residual.
 // Backward: dx = dy weight through this op again (so it runs on the same kernel, the transposed
-// weight made contiguous: [out, in] -> [in, out], small), dweight = dy^T x, dbias = column sums.
+// weight made contiguous: [out, in] -> [in, out], small), dweight = dy^T x, dbias = column sums,
+// dresidual = dy.
 // The Python layers call it for fp32 CUDA Linears when torch's float32 matmul precision is
 // "highest" (a user who allows TF32 gets cuBLAS's TF32 through the Linear itself).
 #include "boundary.hpp"
@@ -24,7 +28,7 @@ using OptTensor = c10::optional<at::Tensor>;
 
 bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
 
-void check_args(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias) {
+void check_args(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias, const OptTensor& residual) {
   TESSERA_CHECK(x.defined() && x.dim() == 2, "linear: x must be 2-D (rows x in_features), got shape ",
                 x.defined() ? x.sizes() : at::IntArrayRef{});
   TESSERA_CHECK(weight.defined() && weight.dim() == 2 && weight.size(1) == x.size(1),
@@ -32,13 +36,29 @@ void check_args(const at::Tensor& x, const at::Tensor& weight, const OptTensor& 
   if (has(bias))
     TESSERA_CHECK(bias->dim() == 1 && bias->size(0) == weight.size(0), "linear: bias must be [", weight.size(0),
                   "], got shape ", bias->sizes());
+  if (has(residual)) {
+    TESSERA_CHECK(residual->dim() == 2 && residual->size(0) == x.size(0) && residual->size(1) == weight.size(0),
+                  "linear: residual must be [", x.size(0), ", ", weight.size(0), "] (rows x out_features), got shape ",
+                  residual->sizes());
+    TESSERA_CHECK(residual->scalar_type() == x.scalar_type() && residual->device() == x.device(),
+                  "linear: residual is ", residual->scalar_type(), " on ", residual->device(), " but x is ",
+                  x.scalar_type(), " on ", x.device());
+  }
 }
 
-at::Tensor linear_kernel(const at::Tensor& x_in, const at::Tensor& weight_in, const OptTensor& bias) {
-  check_args(x_in, weight_in, bias);
+// torch's Linear, then the residual added into its fresh output (the same two roundings).
+at::Tensor torch_linear(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias,
+                        const OptTensor& residual) {
+  at::Tensor y = at::linear(x, weight, bias);
+  return has(residual) ? y.add_(*residual) : y;
+}
+
+at::Tensor linear_kernel(const at::Tensor& x_in, const at::Tensor& weight_in, const OptTensor& bias,
+                         const OptTensor& residual) {
+  check_args(x_in, weight_in, bias, residual);
   if (!x_in.is_cuda() || x_in.scalar_type() != at::kFloat || weight_in.scalar_type() != at::kFloat ||
       (has(bias) && bias->scalar_type() != at::kFloat))
-    return at::linear(x_in, weight_in, bias);
+    return torch_linear(x_in, weight_in, bias, residual);
   const at::Tensor x = x_in.stride(1) == 1 ? x_in : x_in.contiguous();
   const at::Tensor w = weight_in.is_contiguous() ? weight_in : weight_in.contiguous();
   const at::Tensor b = has(bias) ? bias->contiguous() : at::Tensor();
@@ -53,24 +73,31 @@ at::Tensor linear_kernel(const at::Tensor& x_in, const at::Tensor& weight_in, co
     TESSERA_CHECK(b.device() == x.device(), "linear: bias on ", b.device(), " but x on ", x.device());
     a.bias = b.data_ptr();
   }
-  if (!ops::linear_supported(a, ex.get())) return at::linear(x_in, weight_in, bias);
+  at::Tensor r;
+  if (has(residual)) {
+    r = residual->stride(1) == 1 ? *residual : residual->contiguous();
+    a.R = dense_view(r, dev, "linear", "residual");
+  }
+  if (!ops::linear_supported(a, ex.get())) return torch_linear(x_in, weight_in, bias, residual);
   ops::linear(a, ex.get());
   return y;
 }
 
-at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias) {
+at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias,
+                       const OptTensor& residual = {}) {
   static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("tessera::linear", "").typed<decltype(linear_kernel)>();
-  return op.call(x, weight, bias);
+  return op.call(x, weight, bias, residual);
 }
 
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const OptTensor& bias) {
+                            const OptTensor& bias, const OptTensor& residual) {
     at::AutoDispatchBelowADInplaceOrView below;
     ctx->saved_data["bias_grad"] = has(bias) && bias->requires_grad();
+    ctx->saved_data["residual_grad"] = has(residual) && residual->requires_grad();
     ctx->save_for_backward({x, weight});
-    return call_linear(x, weight, bias);
+    return call_linear(x, weight, bias, residual);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -83,17 +110,19 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     if (ctx->needs_input_grad(0)) dx = call_linear(dy, weight.t().contiguous(), {});
     if (ctx->needs_input_grad(1)) dw = dy.t().mm(x);
     if (ctx->saved_data["bias_grad"].toBool()) db = dy.sum(0);
-    return {dx, dw, db};
+    const at::Tensor dr = ctx->saved_data["residual_grad"].toBool() ? dy : at::Tensor();
+    return {dx, dw, db, dr};
   }
 };
 
-at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias) {
-  check_args(x, weight, bias);
-  if (!needs_grad(x, weight, bias)) {
+at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias,
+                           const OptTensor& residual) {
+  check_args(x, weight, bias, residual);
+  if (!needs_grad(x, weight, bias, residual)) {
     at::AutoDispatchBelowADInplaceOrView below;
-    return call_linear(x, weight, bias);
+    return call_linear(x, weight, bias, residual);
   }
-  return LinearFunction::apply(x, weight, bias);
+  return LinearFunction::apply(x, weight, bias, residual);
 }
 
 }  // namespace
@@ -101,7 +130,7 @@ at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight, const 
 }  // namespace tessera::pt
 
 TORCH_LIBRARY_FRAGMENT(tessera, m) {
-  m.def("linear(Tensor x, Tensor weight, Tensor? bias=None) -> Tensor");
+  m.def("linear(Tensor x, Tensor weight, Tensor? bias=None, Tensor? residual=None) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(tessera, CPU, m) { m.impl("linear", TESSERA_TORCH_FN(tessera::pt::linear_kernel)); }

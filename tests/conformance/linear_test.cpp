@@ -1,6 +1,7 @@
-// Linear (Y = X W^T + b): the reference against hand-checked values, bad input, and every CUDA
-// variant against the reference on fresh seeded inputs (sizes that are not multiples of the tile,
-// strided rows, K not a multiple of 32, no bias). GPU cases are named *Cuda*.
+// Linear (Y = X W^T + b (+ R)): the reference against hand-checked values, bad input, and every
+// CUDA variant against the reference on fresh seeded inputs (sizes that are not multiples of the
+// tile, strided rows, K not a multiple of 32, no bias, a residual apart from Y or Y itself). GPU
+// cases are named *Cuda*.
 #include <cmath>
 #include <random>
 #include <string>
@@ -30,6 +31,15 @@ TEST(Linear, ReferenceHandChecked) {
   ops::LinearArgs empty{view(x, 3, 0, 2), view(w, 2, 0, 2), view(y, 3, 2, 2), b.data()};
   ops::linear(empty, Exec::cpu());
   EXPECT_EQ(y, (std::vector<float>{0.5f, -1, 0.5f, -1, 0.5f, -1}));
+  // Residual: Y = X W^T + b + R, with R apart and with R = Y (accumulate).
+  std::vector<float> r{1, 2, 3, 4, 5, 6};
+  a.bias = b.data();
+  a.R = view(r, 3, 2, 2);
+  ops::linear(a, Exec::cpu());
+  EXPECT_EQ(y, (std::vector<float>{2.5f, 0, 6.5f, 2, 10.5f, 4}));
+  a.R = a.Y;
+  ops::linear(a, Exec::cpu());
+  EXPECT_EQ(y, (std::vector<float>{4, -2, 10, 0, 16, 2}));
 }
 
 TEST(Linear, BadInputNamesTheProblem) {
@@ -49,6 +59,13 @@ TEST(Linear, BadInputNamesTheProblem) {
   ops::LinearArgs f64{view(x, 3, 4, 4), view(w, 2, 4, 4), view(y, 3, 2, 2)};
   f64.W.dtype = DType::f64;
   expect_error(f64, "one dtype for all");
+  std::vector<float> r(12);
+  ops::LinearArgs res{view(x, 3, 4, 4), view(w, 2, 4, 4), view(y, 3, 2, 2)};
+  res.R = view(r, 2, 2, 2);
+  expect_error(res, "residual R is 2 x 2 but Y is 3 x 2");
+  res.R = view(y, 3, 2, 2);
+  res.R.data = y.data() + 1;
+  expect_error(res, "residual R overlaps Y without being Y");
 }
 
 #ifdef TESSERA_WITH_CUDA
@@ -66,42 +83,55 @@ struct DeviceFloats {
   }
 };
 
+enum class Residual { none, apart, in_y };
+
 struct Shape {
   int64_t m, n, k, ldx, ldy;
   bool bias;
+  Residual residual = Residual::none;
 };
 
-// Every CUDA variant: |y - ref| <= (2^-19 + K 2^-24) (sum_k |x w| + |b|): the split's product error
+// Every CUDA variant: |y - ref| <= (2^-19 + K 2^-24) (sum_k |x w| + |b| + |r|): the split's product error
 // plus fp32 summation's bound over K terms (one tf32 pass, ~2^-12, would fail), and rows/columns outside Y untouched (strided Y keeps its padding).
 void check_cuda(const Shape& s, uint64_t salt) {
   std::mt19937 rng(uint32_t(testing::seed(salt)));
   std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> x(size_t(s.m * s.ldx)), w(size_t(s.n * s.k)), b(size_t(s.n)), y0(size_t(s.m * s.ldy));
-  for (auto* v : {&x, &w, &b, &y0})
+  std::vector<float> x(size_t(s.m * s.ldx)), w(size_t(s.n * s.k)), b(size_t(s.n)), y0(size_t(s.m * s.ldy)),
+      r(size_t(s.m * s.ldy));
+  for (auto* v : {&x, &w, &b, &y0, &r})
     for (auto& e : *v) e = u(rng);
+  // in_y: Y starts as the residual (Y += X W^T + b).
+  const std::vector<float>& r_vals = s.residual == Residual::in_y ? y0 : r;
   std::vector<float> want = y0;
   ops::LinearArgs ref{view(x, s.m, s.k, s.ldx), view(w, s.n, s.k, s.k), view(want, s.m, s.n, s.ldy),
                       s.bias ? b.data() : nullptr};
+  if (s.residual == Residual::apart) ref.R = view(r, s.m, s.n, s.ldy);
+  if (s.residual == Residual::in_y) ref.R = ref.Y;
   ops::linear(ref, Exec::cpu(), "reference");
   std::vector<double> mag(size_t(s.m * s.n));
   for (int64_t i = 0; i < s.m; ++i)
     for (int64_t j = 0; j < s.n; ++j) {
       double m = s.bias ? std::fabs(double(b[j])) : 0.0;
+      if (s.residual != Residual::none) m += std::fabs(double(r_vals[i * s.ldy + j]));
       for (int64_t q = 0; q < s.k; ++q) m += std::fabs(double(x[i * s.ldx + q]) * double(w[j * s.k + q]));
       mag[i * s.n + j] = m;
     }
   const Device dev{DeviceKind::cuda, 0};
   const Exec exec{dev};
-  DeviceFloats dx(x), dw(w), db(b);
+  DeviceFloats dx(x), dw(w), db(b), dr(r);
   const std::string what = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) +
                            " ldx=" + std::to_string(s.ldx) + " ldy=" + std::to_string(s.ldy) +
-                           (s.bias ? " bias" : "") + " seed " + std::to_string(testing::seed(salt));
+                           (s.bias ? " bias" : "") +
+                           (s.residual == Residual::apart ? " residual" : s.residual == Residual::in_y ? " Y+=" : "") +
+                           " seed " + std::to_string(testing::seed(salt));
   int ran = 0;
   for (const auto& v : ops::linear_registry().all()) {
     if (v.backend != tune::Backend::cuda) continue;
     DeviceFloats dy(y0);
     ops::LinearArgs a{{dx.p, DType::f32, s.m, s.k, s.ldx, dev}, {dw.p, DType::f32, s.n, s.k, s.k, dev},
                       {dy.p, DType::f32, s.m, s.n, s.ldy, dev}, s.bias ? db.p : nullptr};
+    if (s.residual == Residual::apart) a.R = {dr.p, DType::f32, s.m, s.n, s.ldy, dev};
+    if (s.residual == Residual::in_y) a.R = a.Y;
     ASSERT_TRUE(ops::linear_registry().is_eligible(v, a, dev)) << v.name << " " << what;
     ops::linear(a, exec, v.name);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << v.name << " " << what;
@@ -134,6 +164,8 @@ TEST(LinearCuda, EveryVariantMatchesReference) {
       {300, 256, 260, 264, 258, true}, // strided X and Y
       {129, 1024, 128, 128, 1024, false},
       {1, 64, 64, 64, 64, true},
+      {517, 130, 68, 68, 132, true, Residual::apart},  // strided residual and Y
+      {300, 64, 36, 36, 64, false, Residual::in_y},    // Y += X W^T (the 128x64 tile too)
   };
   if (!small) shapes.push_back({4099, 200, 300, 300, 200, true});
   uint64_t salt = 1;

@@ -1,4 +1,5 @@
-"""torch.ops.tessera.linear (x W^T + b) and the layers' use of it: CPU equals torch's Linear, autograd
+"""torch.ops.tessera.linear (x W^T + b (+ residual)) and the layers' use of it: CPU equals torch's
+Linear (plus the residual), autograd
 (gradcheck in double), clear errors; on CUDA, fp32 outputs and gradients within fp32-level error of
 a double reference (the tf32x3 kernel), ineligible shapes and other dtypes through torch, and
 linears() leaving the projection to torch when the user allows TF32."""
@@ -17,14 +18,19 @@ def test_cpu_is_torch_linear(seed):
     x, w, b = torch.randn(37, 20), torch.randn(9, 20), torch.randn(9)
     assert torch.equal(ops.linear(x, w, b), torch.nn.functional.linear(x, w, b))
     assert torch.equal(ops.linear(x, w), torch.nn.functional.linear(x, w))
+    r = torch.randn(37, 9)
+    assert torch.equal(ops.linear(x, w, b, r), torch.nn.functional.linear(x, w, b) + r)
 
 
 def test_gradcheck_double(seed):
     x = torch.randn(11, 6, dtype=torch.float64, requires_grad=True)
     w = torch.randn(5, 6, dtype=torch.float64, requires_grad=True)
     b = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    r = torch.randn(11, 5, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda x, w, b: ops.linear(x, w, b), (x, w, b))
     assert torch.autograd.gradgradcheck(lambda x, w, b: ops.linear(x, w, b), (x, w, b))
+    assert torch.autograd.gradcheck(lambda x, w, b, r: ops.linear(x, w, b, r), (x, w, b, r))
+    assert torch.autograd.gradgradcheck(lambda x, w, b, r: ops.linear(x, w, b, r), (x, w, b, r))
 
 
 def test_bad_input_names_the_problem():
@@ -34,15 +40,20 @@ def test_bad_input_names_the_problem():
         ops.linear(torch.randn(5, 8), torch.randn(3, 8), torch.randn(4))
     with pytest.raises(RuntimeError, match="x must be 2-D"):
         ops.linear(torch.randn(5), torch.randn(3, 5))
+    with pytest.raises(RuntimeError, match=r"residual must be \[5, 3\]"):
+        ops.linear(torch.randn(5, 8), torch.randn(3, 8), None, torch.randn(5, 4))
+    with pytest.raises(RuntimeError, match="residual is Double"):
+        ops.linear(torch.randn(5, 8), torch.randn(3, 8), None, torch.randn(5, 3, dtype=torch.float64))
 
 
-def _fp32_level(got, x, w, b):
-    """|got - exact| <= (2^-19 + K 2^-24) (sum_k |x w| + |b|) per element, exact in double: the
+def _fp32_level(got, x, w, b, r=None):
+    """|got - exact| <= (2^-19 + K 2^-24) (sum_k |x w| + |b| + |r|) per element, exact in double: the
     products' split error plus fp32 summation's own bound over K terms (one TF32 pass, ~2^-12, fails
     it for K up to ~1000; H200: K = 1024 measured 2^-19.0, K <= 260 2^-20 and below)."""
     xd, wd = x.double(), w.double()
-    want = xd @ wd.t() + (b.double() if b is not None else 0)
-    mag = xd.abs() @ wd.abs().t() + (b.double().abs() if b is not None else 0)
+    want = xd @ wd.t() + (b.double() if b is not None else 0) + (r.double() if r is not None else 0)
+    mag = xd.abs() @ wd.abs().t() + (b.double().abs() if b is not None else 0) + \
+        (r.double().abs() if r is not None else 0)
     err = (got.double() - want).abs()
     bound = 2.0 ** -19 + x.size(1) * 2.0 ** -24
     assert bool((err <= mag * bound + 1e-30).all()), f"worst |err| / sum|x w| = {(err / mag).max().item():.3g}"
@@ -61,6 +72,24 @@ def test_cuda_fp32_matches_double(seed, m, n, k):
     _fp32_level(x.grad, gy, w.t(), None)  # dx = dy W through the same kernel
     torch.testing.assert_close(w.grad, gy.t() @ x.detach(), rtol=1e-5, atol=1e-4)
     torch.testing.assert_close(b.grad, gy.sum(0))
+
+
+@needs_cuda
+def test_cuda_residual(seed):
+    x = torch.randn(517, 68, device="cuda", requires_grad=True)
+    w = torch.randn(130, 68, device="cuda", requires_grad=True)
+    b = torch.randn(130, device="cuda", requires_grad=True)
+    r = torch.randn(517, 130, device="cuda", requires_grad=True)
+    y = ops.linear(x, w, b, r)
+    _fp32_level(y, x, w, b, r)
+    gy = torch.randn_like(y)
+    y.backward(gy)
+    assert torch.equal(r.grad, gy)  # dresidual = dy
+    _fp32_level(x.grad, gy, w.t(), None)
+    # A strided residual (a column slice) is made contiguous, not misread.
+    big = torch.randn(517, 140, device="cuda")
+    with torch.no_grad():
+        _fp32_level(ops.linear(x, w, b, big[:, 5:135]), x, w, b, big[:, 5:135])
 
 
 @needs_cuda

@@ -1,10 +1,15 @@
 #pragma once
-// Linear family: the layers' dense projection Y = X W^T (+ b), as torch.nn.Linear computes it.
+// Linear family: the layers' dense projection Y = X W^T (+ b) (+ R), as torch.nn.Linear computes it,
+// optionally with a residual added in the same pass.
 //
 // Semantics
-//   Y[i, j] = sum_k X[i, k] W[j, k] (+ bias[j]); Y is overwritten. X: M x K, W: N x K, Y: M x N,
-//   bias: N values of Y's dtype or nullptr. Rows may be strided (ld >= cols). Same dtype and device
-//   for all. K = 0 gives Y = bias (or 0).
+//   Y[i, j] = (sum_k X[i, k] W[j, k] (+ bias[j])) (+ R[i, j]); Y is overwritten. X: M x K,
+//   W: N x K, Y: M x N, bias: N values of Y's dtype or nullptr, R: M x N or absent (data null);
+//   R may be Y itself (same data and ld: Y += X W^T + b) but must not otherwise overlap Y. The
+//   residual is added last, in Y's type, as `linear(x) + r` rounds: a layer's skip projection
+//   (TransformerConv's lin_skip) then writes its sum with the attention output in one pass instead
+//   of a projection and an add. Rows may be strided (ld >= cols). Same dtype and device for all.
+//   K = 0 gives Y = bias (or 0) (+ R).
 //
 // Backends and variants (linear_registry()):
 //   reference     plain loops, double accumulation, every floating dtype (the oracle).
@@ -14,7 +19,7 @@
 //                 sum_k |X[i,k] W[j,k]| on the H200: 2^-20 .. 2^-21 for K <= 260, 2^-19 at K = 1024
 //                 (cuBLAS fp32 SGEMM: 2^-22 .. 2^-23; one tf32 pass: 2^-12). Tests bound it by
 //                 (2^-19 + K 2^-24). Needs K % 4 == 0, N even, 16-byte aligned X and W with row strides
-//                 multiple of 4, 8-byte aligned Y with an even row stride. BMxBN: the CTA tile
+//                 multiple of 4, 8-byte aligned Y and R with even row strides. BMxBN: the CTA tile
 //                 (128x128; 128x64 for N <= 64).
 //   The CPU and other CUDA cases are left to the caller's BLAS (the torch layer: at::linear);
 //   linear() throws when no variant is eligible, so that a caller never gets a silent fallback.
@@ -35,6 +40,7 @@ struct LinearArgs {
   DenseView W;                  // N x K
   DenseView Y;                  // M x N (written)
   const void* bias = nullptr;   // N values of Y's dtype, or nullptr
+  DenseView R{};                // M x N residual added to Y, or absent (data null)
 };
 
 // Y = X W^T (+ b). variant "" = requested (TESSERA_VARIANT_LINEAR) > tuned > cache > heuristic.

@@ -113,6 +113,29 @@ def linears(lins, x: Tensor):
     return list(_CpuLinears.apply(x, *params))
 
 
+def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:
+    """out + other for an `out` the layer just made (the fused op's output, which its backward
+    does not keep, or the mean over heads, whose backward keeps nothing): in place, in training
+    too, when the sum keeps out's dtype and shape, so no second [N, H*C] buffer is written (on
+    the CPU also a fresh page-faulted allocation) or held until the backward; else out of place."""
+    if torch.result_type(out, other) != out.dtype or \
+            torch.broadcast_shapes(out.shape, other.shape) != out.shape:
+        return out + other
+    return out.add_(other)
+
+
+def linear_add(lin: torch.nn.Linear, x: Tensor, out: Tensor) -> Tensor:
+    """out + lin(x) for an `out` the layer just made (see add_to_fresh). On CUDA in fp32, unless the
+    user allowed TF32: one tessera.linear with `out` as its residual, the projection and the sum in
+    one kernel, so no [N, out_features] projection is written and read back (TransformerConv's
+    lin_skip: a 2^20 x 128 -> 256 projection wrote 1 GiB, and its add moved 3 GiB more). The sum
+    rounds as out + lin(x) does. Otherwise the projection, then add_to_fresh."""
+    if x.is_cuda and x.dtype == torch.float32 and out.dtype == torch.float32 and _fast_path(lin, x) and \
+            out.shape == (x.size(0), lin.out_features) and _fp32_exact():
+        return _ops.linear(x, lin.weight, lin.bias, out)
+    return add_to_fresh(out, linear(lin, x))
+
+
 def linear(lin: torch.nn.Linear, x: Tensor) -> Tensor:
     """lin(x), with the output (and dx) on the ops' output memory when it is a large CPU tensor."""
     return linears([lin], x)[0]

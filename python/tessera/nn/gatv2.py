@@ -24,7 +24,7 @@ from torch import Tensor
 from torch.nn import Parameter
 
 from ..graph import Graph
-from ._linear import project
+from ._linear import add_to_fresh, project
 
 _ops = torch.ops.tessera
 
@@ -201,17 +201,6 @@ def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, va
                                    p, seed, return_alpha, alpha_after_dropout, t_rowptr, t_col, t_perm, False,
                                    g.graph.id, edge_attr, edge_weight)
     return out, (alpha if return_alpha else None)
-
-
-def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:
-    """out + other for an `out` the layer just made (the fused op's output, which its backward
-    does not keep, or the mean over heads, whose backward keeps nothing): in place, in training
-    too, when the sum keeps out's dtype and shape, so no second [N, H*C] buffer is written (on
-    the CPU also a fresh page-faulted allocation) or held until the backward; else out of place."""
-    if torch.result_type(out, other) != out.dtype or \
-            torch.broadcast_shapes(out.shape, other.shape) != out.shape:
-        return out + other
-    return out.add_(other)
 
 
 def self_loop_edge_attr(edge_attr: Tensor, targets: Tensor, num_nodes: int, fill_value) -> Tensor:

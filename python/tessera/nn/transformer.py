@@ -21,8 +21,8 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
-from ._linear import linear, project
-from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, add_to_fresh, fused_attention
+from ._linear import add_to_fresh, linear, linear_add, project
+from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, fused_attention
 
 
 class TransformerConv(torch.nn.Module):
@@ -116,14 +116,13 @@ class TransformerConv(torch.nn.Module):
         H, C = self.heads, self.out_channels
         if not self.concat:
             out = out.view(-1, H, C).mean(dim=1)
-        if self.root_weight:
+        if self.root_weight and self.lin_beta is None:  # out + lin_skip(x_dst): on CUDA one kernel
+            out = add_to_fresh(out, x_r) if x_r is not None else linear_add(self.lin_skip, x[1], out)
+        elif self.root_weight:
             if x_r is None:
                 x_r = linear(self.lin_skip, x[1])
-            if self.lin_beta is not None:
-                b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
-                out = b * x_r + (1 - b) * out
-            else:
-                out = add_to_fresh(out, x_r)
+            b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
+            out = b * x_r + (1 - b) * out
         return (out, attention) if attention is not None else out
 
     def __repr__(self) -> str:

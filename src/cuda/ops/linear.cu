@@ -31,6 +31,10 @@ void launch(const LinearArgs& a, cudaStream_t s) {
   p.w = a.W.as<const float>();
   p.bias = static_cast<const float*>(a.bias);
   p.y = a.Y.as<float>();
+  if (a.R.data != nullptr) {
+    p.r = a.R.as<const float>();
+    p.ldr = a.R.ld;
+  }
   p.m = a.X.rows;
   p.n = int(a.W.rows);
   p.k = int(a.X.cols);
@@ -52,7 +56,8 @@ bool linear_tf32x3_eligible(const LinearArgs& a) {
   return a.Y.device.is_cuda() && a.Y.dtype == DType::f32 && a.X.cols % 4 == 0 && a.W.rows % 2 == 0 &&
          a.X.cols <= int_max && a.W.rows <= int_max && a.X.ld % 4 == 0 && a.W.ld % 4 == 0 && a.Y.ld % 2 == 0 &&
          aligned(a.X.data, 16) && aligned(a.W.data, 16) && aligned(a.Y.data, 8) &&
-         (a.bias == nullptr || aligned(a.bias, 4));
+         (a.bias == nullptr || aligned(a.bias, 4)) &&
+         (a.R.data == nullptr || (aligned(a.R.data, 8) && a.R.ld % 2 == 0));
 }
 
 void linear_tf32x3_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile) {

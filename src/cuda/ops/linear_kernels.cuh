@@ -36,7 +36,8 @@ struct Params {
   const float* w = nullptr;     // N x K, row stride ldw
   const float* bias = nullptr;  // N or nullptr
   float* y = nullptr;           // M x N, row stride ldy
-  int64_t m = 0, ldx = 0, ldw = 0, ldy = 0;
+  const float* r = nullptr;     // M x N residual (row stride ldr) added last, or nullptr; may be y
+  int64_t m = 0, ldx = 0, ldw = 0, ldy = 0, ldr = 0;
   int n = 0, k = 0;
   int64_t n_tiles = 0;          // ceil(N / BN): CTA t takes n-tile t % n_tiles of m-tile t / n_tiles
 };
@@ -166,9 +167,14 @@ __global__ void __launch_bounds__(WM * WN * 32, 2) linear_tf32x3_kernel(const Pa
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int64_t row = m0 + wm * MT * 16 + i * 16 + g + 8 * h;
-        if (row < p.m)
-          *reinterpret_cast<float2*>(p.y + row * p.ldy + col) =
-              make_float2(acc[i][j][2 * h] + b.x, acc[i][j][2 * h + 1] + b.y);
+        if (row >= p.m) continue;
+        float2 v = make_float2(acc[i][j][2 * h] + b.x, acc[i][j][2 * h + 1] + b.y);
+        if (p.r) {  // read before the write: r may be y (same thread, same element)
+          const float2 r = *reinterpret_cast<const float2*>(p.r + row * p.ldr + col);
+          v.x += r.x;
+          v.y += r.y;
+        }
+        *reinterpret_cast<float2*>(p.y + row * p.ldy + col) = v;
       }
     }
   }

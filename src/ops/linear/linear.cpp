@@ -67,6 +67,16 @@ void validate_linear(const LinearArgs& a) {
   TESSERA_CHECK(a.X.device == a.Y.device && a.W.device == a.Y.device, "linear: X on ", a.X.device.str(), ", W on ",
                 a.W.device.str(), ", Y on ", a.Y.device.str());
   TESSERA_CHECK(!overlaps(a.Y, a.X) && !overlaps(a.Y, a.W), "linear: Y overlaps an input");
+  if (a.R.data != nullptr) {
+    check_matrix(a.R, "R (residual)");
+    TESSERA_CHECK(a.R.rows == a.Y.rows && a.R.cols == a.Y.cols, "linear: residual R is ", a.R.rows, " x ",
+                  a.R.cols, " but Y is ", a.Y.rows, " x ", a.Y.cols);
+    TESSERA_CHECK(a.R.dtype == a.Y.dtype && a.R.device == a.Y.device, "linear: residual R is ",
+                  dtype_name(a.R.dtype), " on ", a.R.device.str(), ", Y is ", dtype_name(a.Y.dtype), " on ",
+                  a.Y.device.str());
+    const bool same = a.R.data == a.Y.data && a.R.ld == a.Y.ld;
+    TESSERA_CHECK(same || !overlaps(a.Y, a.R), "linear: residual R overlaps Y without being Y");
+  }
 }
 
 tune::Registry<LinearArgs>& linear_registry() {

@@ -23,11 +23,13 @@ void linear_reference(const LinearArgs& a) {
     const T* x = a.X.as<T>();
     const T* w = a.W.as<T>();
     const T* b = static_cast<const T*>(a.bias);
+    const T* r = a.R.data != nullptr ? a.R.as<const T>() : nullptr;
     T* y = a.Y.as<T>();
     for (int64_t i = 0; i < a.X.rows; ++i)
       for (int64_t j = 0; j < a.W.rows; ++j) {
         double acc = b ? widen(b[j]) : 0.0;
         for (int64_t k = 0; k < a.X.cols; ++k) acc += widen(x[i * a.X.ld + k]) * widen(w[j * a.W.ld + k]);
+        if (r) acc += widen(r[i * a.R.ld + j]);  // read before the write: R may be Y
         y[i * a.Y.ld + j] = narrow<T>(acc);
       }
   });
