@@ -116,3 +116,63 @@ def test_linears_respects_tf32_opt_in():
         assert torch.equal(_linear.linear(lin, x), lin(x))  # the user's TF32 through the Linear
     finally:
         torch.set_float32_matmul_precision(old)
+
+
+def _stacked_linears(lins, x):
+    """linears() as on CUDA (one _CudaLinears node for several Linears), on any device: the node's
+    arithmetic is device-agnostic, tessera.linear being torch's Linear off the GPU."""
+    lins = list(lins)
+    if len(lins) == 1:
+        return [lins[0](x)]
+    return list(_linear._CudaLinears.apply(x, *[p for lin in lins for p in (lin.weight, lin.bias)]))
+
+
+@pytest.mark.parametrize("layer,joint", [("transformer", True), ("gatv2", True), ("transformer+skip", False),
+                                         ("transformer_pair", True)])
+def test_stacked_projections_node(seed, monkeypatch, layer, joint):
+    """TransformerConv / GATv2Conv with their projections as one _CudaLinears node: same outputs and
+    gradients as separate Linears, and the fused attention's backward hands q, k, v's gradients back
+    as column blocks of one buffer, taken without a copy. On the CPU, TransformerConv's skip
+    projection joins the node (on CUDA it waits for linear_add): its gradient is not the attention's,
+    and the node concatenates them instead. With x = (x_src, x_dst), k and v are one node, q its own."""
+    import copy
+    from tessera.nn import GATv2Conv, TransformerConv
+    n, e = 40, 160
+    ei = torch.stack([torch.randint(0, n, (e,)), torch.randint(0, n, (e,))])
+    if layer == "gatv2":
+        ref = GATv2Conv(12, 4, heads=3)
+    else:
+        ref = TransformerConv(12, 4, heads=3, root_weight=layer == "transformer+skip")
+        ref.lin_value.bias = None  # a Linear without bias in the stack
+    conv = copy.deepcopy(ref)
+    x = torch.randn(n, 12)
+    x_dst = torch.randn(n, 12) if layer == "transformer_pair" else None
+    pair = (lambda t: (t, x_dst)) if x_dst is not None else (lambda t: t)
+    gy = torch.randn(n, 12)  # heads * C: concat
+    xr = x.clone().requires_grad_()
+    ref(pair(xr), ei).backward(gy)
+    joints = []
+    real_joint = _linear._joint
+    monkeypatch.setattr(_linear, "_joint", lambda g, w: joints.append(real_joint(g, w)) or joints[-1])
+    monkeypatch.setattr(_linear, "linears", _stacked_linears)
+    xs = x.clone().requires_grad_()
+    out = conv(pair(xs), ei)
+    torch.testing.assert_close(out, ref(pair(x), ei), rtol=1e-5, atol=1e-5)
+    out.backward(gy)
+    assert len(joints) == 1 and (joints[0] is not None) == joint, "one buffer" if joint else "not one buffer"
+    torch.testing.assert_close(xs.grad, xr.grad, rtol=1e-5, atol=1e-5)
+    for (name, p), q in zip(conv.named_parameters(), ref.parameters()):
+        assert (p.grad is None) == (q.grad is None), name
+        if p.grad is not None:
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-5, msg=name)
+
+
+def test_stacked_projections_node_without_joint_gradients(seed):
+    """Gradients that are not blocks of one buffer (separate tensors, one missing) are concatenated."""
+    lins = [torch.nn.Linear(6, 4), torch.nn.Linear(6, 2, bias=False), torch.nn.Linear(6, 4)]
+    x = torch.randn(9, 6, requires_grad=True)
+    ys = _stacked_linears(lins, x)
+    (ys[0].sum() + (ys[2] * 2).sum()).backward()  # ys[1] unused: its gradient is None
+    xr = x.detach().clone().requires_grad_()
+    (lins[0](xr).sum() + (lins[2](xr) * 2).sum()).backward()
+    torch.testing.assert_close(x.grad, xr.grad)
