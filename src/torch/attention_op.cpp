@@ -3,10 +3,6 @@
 #include "boundary.hpp"
 #include "attention_op.hpp"
 
-#include <algorithm>
-#include <utility>
-#include <vector>
-
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -61,47 +57,6 @@ ops::AttentionArgs<I> make_args(const char* op, const Device& dev, const at::Ten
   a.dropout = dropout;
   a.dropout_seed = uint64_t(seed);
   return a;
-}
-
-// Gradients laid out like their inputs: inputs that are disjoint column blocks filling the rows of
-// one buffer (a layer's projections as one node: tessera.nn._linear._CudaLinears) get the same
-// blocks of one fresh buffer as gradients, which that node's backward takes as one matrix (one GEMM
-// for dx, one for the stacked dW, no copy); any other input gets its own.
-std::vector<at::Tensor> grads_like(const std::vector<at::Tensor>& in) {
-  std::vector<at::Tensor> g(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (g[i].defined()) continue;
-    const at::Tensor& t0 = in[i];
-    std::vector<size_t> group;  // the inputs in t0's buffer, laid out alike
-    bool fits = t0.dim() == 2 && t0.numel() > 0 && t0.stride(1) == 1;
-    for (size_t j = i; j < in.size() && fits; ++j) {
-      const at::Tensor& t = in[j];
-      if (!g[j].defined() && t.dim() == 2 && t.storage().is_alias_of(t0.storage())) {
-        fits = t.size(0) == t0.size(0) && t.stride(0) == t0.stride(0) && t.stride(1) == 1 &&
-               t.scalar_type() == t0.scalar_type();
-        group.push_back(j);
-      }
-    }
-    const int64_t row = t0.dim() == 2 ? t0.stride(0) : 0;
-    int64_t lo = t0.storage_offset(), width = 0;
-    std::vector<std::pair<int64_t, int64_t>> blocks;  // (column, width) within the row
-    for (size_t j : group) lo = std::min(lo, in[j].storage_offset());
-    for (size_t j : group) {
-      blocks.emplace_back(in[j].storage_offset() - lo, in[j].size(1));
-      width += in[j].size(1);
-    }
-    std::sort(blocks.begin(), blocks.end());
-    fits = fits && group.size() > 1 && width == row;
-    for (size_t b = 0; fits && b < blocks.size(); ++b)  // disjoint and inside the row: they tile it
-      fits = blocks[b].first + blocks[b].second <= (b + 1 < blocks.size() ? blocks[b + 1].first : row);
-    if (!fits) {
-      g[i] = empty_output_like(t0);
-      continue;
-    }
-    const at::Tensor buf = empty_output({t0.size(0), row}, t0.options());
-    for (size_t j : group) g[j] = buf.narrow(1, in[j].storage_offset() - lo, in[j].size(1));
-  }
-  return g;
 }
 
 // Edge features as the kernels read them: rows packed, the query's dtype.
@@ -161,8 +116,9 @@ Grads attention_backward_kernel(const at::Tensor& grad_out, const at::Tensor& ro
   at::Tensor att;
   if (has(att_in)) att = att_in->to(acc).contiguous();
   const at::Tensor lse = lse_in.to(acc).contiguous();
-  const auto g = v ? grads_like({q, k, *v}) : grads_like({q, k});
-  const at::Tensor dq = g[0], dk = g[1], dv = v ? g[2] : at::Tensor();
+  auto dq = empty_output_like(q);
+  auto dk = empty_output_like(k);
+  at::Tensor dv = v ? empty_output_like(*v) : at::Tensor();
   at::Tensor datt = att.defined() ? at::empty({att.numel()}, q.options().dtype(acc)) : at::Tensor();
   const at::Tensor ea = edge_input(edge_attr_in, q), ew = edge_input(edge_weight_in, q);
   at::Tensor dea = ea.defined() ? empty_output_like(ea) : at::Tensor();

@@ -78,64 +78,6 @@ class _CpuLinears(torch.autograd.Function):
         return (dx, *grads)
 
 
-class _CudaLinears(torch.autograd.Function):
-    """The fp32 CUDA projections of one input, x W_i^T + b_i, as one autograd node: forward is one
-    tessera.linear against the stacked weights (the outputs are column blocks of its result);
-    backward takes the gradients as one [M, sum of widths] matrix dY, which the fused attention's
-    backward hands back without a copy (it allocates dq, dk, dv as the same column blocks of one
-    buffer: grads_like in src/torch/attention_op.cpp; anything else is concatenated once). Then
-    dx = dY W is one tessera.linear, dW one GEMM and db one column sum, where one node per
-    Linear ran four ops each (the weight's transpose, dx, dW, db) and an add per further dx: on
-    small graphs every op is host time (H200 host: 20-45 us per op; TransformerConv's backward on
-    Cora spent ~800 of its ~1100 us in its four Linear nodes). The stacked weights are
-    concatenated per call (two small ops): a cache keyed by the parameters' versions would miss
-    in-place writes through .data, which do not bump them."""
-    @staticmethod
-    def forward(ctx, x, *params):  # params: w0, b0, w1, b1, ... (a bias may be None)
-        ctx.set_materialize_grads(False)
-        ws, bs = params[0::2], params[1::2]
-        ctx.widths = [w.size(0) for w in ws]
-        ctx.has_bias = [b is not None for b in bs]
-        w = torch.cat(ws)
-        b = None if not any(ctx.has_bias) else \
-            torch.cat([b if b is not None else x.new_zeros(n) for b, n in zip(bs, ctx.widths)])
-        ctx.w = w  # not an input or output of the node: kept on ctx
-        ctx.save_for_backward(x)
-        return tuple(_ops.linear(x, w, b).split(ctx.widths, dim=1))
-
-    @staticmethod
-    def backward(ctx, *gys):
-        x, = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        dy = _joint(gys, ctx.widths)
-        if dy is None:
-            dy = torch.cat([g if g is not None else x.new_zeros(x.size(0), n) for g, n in zip(gys, ctx.widths)], 1)
-        dx = _ops.linear(dy, ctx.w.t().contiguous()) if need[0] else None
-        dw = dy.t().mm(x) if any(need[1::2]) else None
-        db = dy.sum(0) if any(h and n for h, n in zip(ctx.has_bias, need[2::2])) else None
-        grads, off = [], 0
-        for i, n in enumerate(ctx.widths):
-            grads.append(dw[off:off + n] if need[1 + 2 * i] else None)
-            grads.append(db[off:off + n] if ctx.has_bias[i] and need[2 + 2 * i] else None)
-            off += n
-        return (dx, *grads)
-
-
-def _joint(gys, widths):
-    """The gradients as one [M, sum(widths)] matrix when they are its column blocks in order (no
-    copy), else None."""
-    base = gys[0]._base if gys[0] is not None else None
-    if base is None or base.dim() != 2 or base.size(1) != sum(widths) or not base.is_contiguous():
-        return None
-    off, esize = 0, base.element_size()
-    for g, n in zip(gys, widths):
-        if g is None or g._base is not base or g.shape != (base.size(0), n) or g.stride() != base.stride() or \
-                g.data_ptr() != base.data_ptr() + off * esize:
-            return None
-        off += n
-    return base
-
-
 def _fast_path(lin: torch.nn.Linear, x: Tensor) -> bool:
     """A plain Linear (no hooks, not a subclass) on a 2-D floating tensor of its dtype."""
     return type(lin) is torch.nn.Linear and not lin._forward_pre_hooks and not lin._forward_hooks and \
@@ -152,17 +94,14 @@ def _fp32_exact() -> bool:
 
 def linears(lins, x: Tensor):
     """[lin(x) for lin in lins]: on CUDA in fp32, tessera's tensor-core projection (tf32x3: fp32-level
-    error, 1.24-1.43x cuBLAS's fp32 SGEMM on the H200) unless the user allowed TF32, several of them
-    one node (_CudaLinears); on the CPU, when an
-    output or dx is large, one autograd node (_CpuLinears); otherwise each Linear itself."""
+    error, 1.24-1.43x cuBLAS's fp32 SGEMM on the H200) unless the user allowed TF32; on the CPU,
+    when an output or dx is large, one autograd node (_CpuLinears); otherwise each Linear itself."""
     lins = list(lins)
     # The device is checked first and alone: on a GPU this runs on every layer call's host path,
     # which is the layer's whole time on small graphs (the full checks took ~2 us per call on the
     # development machine, 0.3 us with the device first).
     if not x.is_cpu:
         if x.is_cuda and x.dtype == torch.float32 and _fp32_exact():
-            if len(lins) > 1 and all(_fast_path(lin, x) for lin in lins):
-                return list(_CudaLinears.apply(x, *[p for lin in lins for p in (lin.weight, lin.bias)]))
             return [_ops.linear(x, lin.weight, lin.bias) if _fast_path(lin, x) else lin(x) for lin in lins]
         return [lin(x) for lin in lins]
     if not all(_fast_path(lin, x) for lin in lins) or \
