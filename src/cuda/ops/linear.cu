@@ -12,11 +12,11 @@ namespace {
 
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-template <int BM, int BN, int WM, int WN>
+template <int BM, int BN, int WM, int WN, bool RES>
 void launch(const LinearArgs& a, cudaStream_t s) {
   namespace lk = tessera::cuda::linear;
   constexpr int kSmem = lk::smem_bytes<BM, BN>();
-  auto* kernel = lk::linear_tf32x3_kernel<BM, BN, WM, WN>;
+  auto* kernel = lk::linear_tf32x3_kernel<BM, BN, WM, WN, RES>;
   // Above 48 KB of dynamic shared memory needs an opt-in, once per device and instantiation.
   static std::atomic<uint64_t> opted{0};
   int dev = 0;
@@ -62,8 +62,11 @@ bool linear_tf32x3_eligible(const LinearArgs& a) {
 
 void linear_tf32x3_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile) {
   const cudaStream_t s = cuda_stream(exec.stream);
-  if (tile.bm == 128 && tile.bn == 128) return launch<128, 128, 2, 4>(a, s);
-  if (tile.bm == 128 && tile.bn == 64) return launch<128, 64, 4, 2>(a, s);
+  const bool res = a.R.data != nullptr;
+  if (tile.bm == 128 && tile.bn == 128)
+    return res ? launch<128, 128, 2, 4, true>(a, s) : launch<128, 128, 2, 4, false>(a, s);
+  if (tile.bm == 128 && tile.bn == 64)
+    return res ? launch<128, 64, 4, 2, true>(a, s) : launch<128, 64, 4, 2, false>(a, s);
   fail("linear: no tf32x3 kernel with a ", tile.bm, "x", tile.bn, " tile");
 }
 

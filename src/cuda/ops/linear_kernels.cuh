@@ -71,7 +71,10 @@ __device__ __forceinline__ void load_tile(float* s, const float* g, int64_t ld, 
 }
 
 // 2 CTAs per multiprocessor: at most 128 registers a thread.
-template <int BM, int BN, int WM, int WN>
+// RES: the residual p.r is added in the epilogue. A compile-time switch: read at run time, its
+// branch cost the 128x128 tile 4 bytes more spill and the kernel 4-7% at 2^20 rows on the H200
+// (bench/results/h200_20261203), so the plain projection keeps its own instantiation.
+template <int BM, int BN, int WM, int WN, bool RES>
 __global__ void __launch_bounds__(WM * WN * 32, 2) linear_tf32x3_kernel(const Params p) {
   constexpr int kThreads = WM * WN * 32;
   constexpr int MT = BM / WM / 16, NT = BN / WN / 8;  // m16 and n8 tiles per warp
@@ -169,7 +172,7 @@ __global__ void __launch_bounds__(WM * WN * 32, 2) linear_tf32x3_kernel(const Pa
         const int64_t row = m0 + wm * MT * 16 + i * 16 + g + 8 * h;
         if (row >= p.m) continue;
         float2 v = make_float2(acc[i][j][2 * h] + b.x, acc[i][j][2 * h + 1] + b.y);
-        if (p.r) {  // read before the write: r may be y (same thread, same element)
+        if constexpr (RES) {  // read before the write: r may be y (same thread, same element)
           const float2 r = *reinterpret_cast<const float2*>(p.r + row * p.ldr + col);
           v.x += r.x;
           v.y += r.y;
