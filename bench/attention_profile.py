@@ -35,7 +35,7 @@ def main():
     a = p.parse_args()
     if not torch.cuda.is_available():
         sys.exit("attention_profile.py needs a CUDA device")
-    tessera = bc.import_tessera()
+    bc.import_tessera()
     import tessera.nn as tnn
     H, C = (int(v) for v in a.hc.split("x"))
     loaded = bc.load_graph(a.graph, a.data_dir)

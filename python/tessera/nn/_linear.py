@@ -92,6 +92,12 @@ def _fp32_exact() -> bool:
     return getattr(torch.backends.cuda.matmul, "fp32_precision", "ieee") != "tf32"
 
 
+def _tensor_cores(x: Tensor) -> bool:
+    """Whether projections of x go to tessera.linear's tf32x3 kernel: a CUDA fp32 tensor, and the
+    user has not allowed TF32 (then torch's Linear gives them cuBLAS's TF32, as asked)."""
+    return x.is_cuda and x.dtype == torch.float32 and _fp32_exact()
+
+
 def linears(lins, x: Tensor):
     """[lin(x) for lin in lins]: on CUDA in fp32, tessera's tensor-core projection (tf32x3: fp32-level
     error, 1.24-1.43x cuBLAS's fp32 SGEMM on the H200) unless the user allowed TF32; on the CPU,
@@ -101,7 +107,7 @@ def linears(lins, x: Tensor):
     # which is the layer's whole time on small graphs (the full checks took ~2 us per call on the
     # development machine, 0.3 us with the device first).
     if not x.is_cpu:
-        if x.is_cuda and x.dtype == torch.float32 and _fp32_exact():
+        if _tensor_cores(x):
             return [_ops.linear(x, lin.weight, lin.bias) if _fast_path(lin, x) else lin(x) for lin in lins]
         return [lin(x) for lin in lins]
     if not all(_fast_path(lin, x) for lin in lins) or \
@@ -130,8 +136,8 @@ def linear_add(lin: torch.nn.Linear, x: Tensor, out: Tensor) -> Tensor:
     one kernel, so no [N, out_features] projection is written and read back (TransformerConv's
     lin_skip: a 2^20 x 128 -> 256 projection wrote 1 GiB, and its add moved 3 GiB more). The sum
     rounds as out + lin(x) does. Otherwise the projection, then add_to_fresh."""
-    if x.is_cuda and x.dtype == torch.float32 and out.dtype == torch.float32 and _fast_path(lin, x) and \
-            out.shape == (x.size(0), lin.out_features) and _fp32_exact():
+    if _tensor_cores(x) and _fast_path(lin, x) and out.dtype == x.dtype and \
+            out.shape == (x.size(0), lin.out_features):
         return _ops.linear(x, lin.weight, lin.bias, out)
     return add_to_fresh(out, linear(lin, x))
 
