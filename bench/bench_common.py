@@ -102,6 +102,49 @@ def time_layer_cpu(name: str, conv, x, graph, grad_out, reps: int) -> dict:
     return {"first_call_ms": first, "forward_ms": fwd, "forward_backward_ms": fb, "out": y}
 
 
+def graph_us_cuda(fn, calls: int = 20, reps: int = 10, between=None):
+    """GPU microseconds per call of fn with no host in the way: fn captured `calls` times into one
+    CUDA graph, replayed `reps` times (CUDA events, median). `between` (captured before every call
+    and timed alone the same way, then subtracted) resets state, e.g. evicts the L2. None when fn
+    cannot be captured (it synchronizes, or allocates outside torch's allocator)."""
+    def per_call(body):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                body()
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(calls):
+                body()
+        return median_ms_cuda(g.replay, warmup=2, reps=reps) * 1e3 / calls
+
+    def both():
+        between()
+        fn()
+    try:
+        if between is None:
+            return per_call(fn)
+        return per_call(both) - per_call(between)
+    except RuntimeError as e:
+        print(f"  (CUDA graph capture failed: {str(e).splitlines()[0]})")
+        torch.cuda.synchronize()
+        return None
+
+
+class L2Evictor:
+    """Writes a buffer larger than the GPU's L2 (4x its size, at least 256 MiB): after it, what a
+    kernel reads comes from device memory, as it does for data last touched long ago."""
+    def __init__(self, device="cuda"):
+        l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 64 << 20)
+        self.buf = torch.empty(max(4 * l2, 256 << 20), dtype=torch.uint8, device=device)
+
+    def __call__(self):
+        self.buf.fill_(1)
+
+
 def peak_bytes_cuda(fn) -> int:
     """Peak GPU memory allocated by one synchronized call of fn, above what was allocated before
     it (torch's caching-allocator statistics)."""

@@ -49,7 +49,30 @@ void launch(const LinearArgs& a, cudaStream_t s) {
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 
+int multiprocessors(int dev) {
+  static std::atomic<int> cached[64] = {};
+  if (dev >= 0 && dev < 64 && cached[dev].load(std::memory_order_relaxed))
+    return cached[dev].load(std::memory_order_relaxed);
+  int n = 0;
+  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  if (dev >= 0 && dev < 64) cached[dev].store(n, std::memory_order_relaxed);
+  return n;
+}
+
 }  // namespace
+
+LinearTile linear_tf32x3_default_tile(const LinearArgs& a, int device_index) {
+  // H200, GPU time per call (bench/results/h200_20261202g, h200_20261203/small_probe_5caa5ae.txt):
+  // N <= 64: 128x64 wins at every M (the 128x128 tile computes half padding), 2^20 x 64 -> 64
+  // 0.23 vs 0.32 ms. Otherwise 128x128 wins once its grid is several waves (2^20 rows, 1.07-1.12x;
+  // 19717 x 128 -> 1024, 1240 tiles: 95 vs 100 us), and 128x64 wins while the 128x128 grid leaves
+  // multiprocessors idle or a short last wave (2708 rows, 44-176 tiles: 8.0 vs 12.2 us to 18.1 vs
+  // 21.1 us; 19717 rows, 155-310 tiles: 28.7 vs 30.8 us). Two CTAs fit a multiprocessor, so
+  // "several waves" is taken as 4 tiles per multiprocessor.
+  const int64_t tiles_128 = ((a.X.rows + 127) / 128) * ((a.W.rows + 127) / 128);
+  if (a.W.rows <= 64 || tiles_128 < 4 * int64_t(multiprocessors(device_index))) return {128, 64};
+  return {128, 128};
+}
 
 bool linear_tf32x3_eligible(const LinearArgs& a) {
   const int64_t int_max = std::numeric_limits<int32_t>::max();

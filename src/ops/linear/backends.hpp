@@ -13,5 +13,7 @@ struct LinearTile {
 };
 bool linear_tf32x3_eligible(const LinearArgs& a);
 void linear_tf32x3_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile);
+// The tile the heuristic picks on device `device_index` (reads its multiprocessor count).
+LinearTile linear_tf32x3_default_tile(const LinearArgs& a, int device_index);
 
 }  // namespace tessera::ops::detail

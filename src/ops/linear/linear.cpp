@@ -40,16 +40,21 @@ tune::Registry<LinearArgs> make_registry() {
 #endif
   r.set_heuristic([](const LinearArgs& a, const Device& d) -> std::string {
     if (!d.is_cuda()) return "reference";
-    // H200, M = 2^20 (bench/results/h200_20261202g): N = 64 128x64 0.19 ms vs 128x128 0.32 ms;
-    // N >= 256 128x128 1.07-1.12x faster than 128x64.
-    return a.W.rows <= 64 ? "cuda.tf32x3.128x64" : "cuda.tf32x3.128x128";
+#ifdef TESSERA_WITH_CUDA
+    const detail::LinearTile t = detail::linear_tf32x3_default_tile(a, d.index);
+    return "cuda.tf32x3." + std::to_string(t.bm) + "x" + std::to_string(t.bn);
+#else
+    return "reference";
+#endif
   });
   return r;
 }
 
 tune::Key key_of(const LinearArgs& a, const Exec& exec) {
+  // The best tile depends on the rows too (how many waves the grid makes): their bucket is in the key.
   return {tune::device_key(exec.device), "linear", dtype_name(a.X.dtype),
-          std::string("k").append(std::to_string(tune::width_bucket(a.X.cols))), tune::width_bucket(a.W.rows)};
+          "k" + std::to_string(tune::width_bucket(a.X.cols)) + ".m" + std::to_string(tune::width_bucket(a.X.rows)),
+          tune::width_bucket(a.W.rows)};
 }
 
 }  // namespace
