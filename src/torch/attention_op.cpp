@@ -69,7 +69,7 @@ Outputs attention_kernel(const at::Tensor& rowptr, const at::Tensor& col, const 
                          c10::string_view kind_sv, double slope, double scale, double dropout, int64_t seed,
                          bool return_alpha, bool alpha_after_dropout, const OptTensor&, const OptTensor&,
                          const OptTensor&, bool, int64_t graph_id, const OptTensor& edge_attr_in,
-                         const OptTensor& edge_weight_in) {
+                         const OptTensor& edge_weight_in, const OptTensor& bias_in) {
   const std::string kind(kind_sv);
   TESSERA_CHECK(query_in.dim() == 2 && key_in.dim() == 2, "attention: query and key must be 2-D, got ",
                 query_in.sizes(), " and ", key_in.sizes());
@@ -86,10 +86,19 @@ Outputs attention_kernel(const at::Tensor& rowptr, const at::Tensor& col, const 
   auto lse = at::empty({rows, heads}, q.options().dtype(acc));
   auto alpha = at::empty({return_alpha ? col.size(0) : 0, heads}, q.options().dtype(acc));
   const at::Tensor ea = edge_input(edge_attr_in, q), ew = edge_input(edge_weight_in, q);
+  at::Tensor bias;
+  if (has(bias_in)) {
+    TESSERA_CHECK(bias_in->dim() == 1 && bias_in->size(0) == q.size(1), "attention: bias must be [heads*C] = [",
+                  q.size(1), "], got ", bias_in->sizes());
+    TESSERA_CHECK(bias_in->device() == q.device(), "attention: bias is on ", bias_in->device(), " but query on ",
+                  q.device());
+    bias = bias_in->to(acc).contiguous();
+  }
   TESSERA_DISPATCH_INDEX(index_type_from(rowptr, "attention: rowptr"), I, [&] {
     auto a = make_args<I>("attention", dev, rowptr, col, q, k, v, att, heads, kind, slope, scale, dropout, seed,
                           graph_id, ea, ew);
     a.out = dense_view(out, dev, "attention", "out");
+    a.out_bias = bias.defined() ? bias.data_ptr() : nullptr;
     a.lse = lse.data_ptr();
     a.alpha = return_alpha ? alpha.data_ptr() : nullptr;
     a.alpha_after_dropout = alpha_after_dropout;
@@ -169,17 +178,20 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
  public:
   // extra: att (GATv2) or value (Transformer). Torch 1.13's C++ Function cannot take undefined
   // tensors as inputs, so the one that exists for the kind travels in this slot, and absent edge
-  // features travel as 1-D empty tensors (edge_attr and edge_weight are 2-D when given).
+  // features travel as 1-D empty tensors (edge_attr and edge_weight are 2-D when given); an
+  // absent bias as a 2-D empty tensor (a bias is 1-D).
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& query,
                                                 const at::Tensor& key, const at::Tensor& extra,
                                                 const at::Tensor& edge_attr_or_empty,
-                                                const at::Tensor& edge_weight_or_empty, const AttentionGraph& g,
+                                                const at::Tensor& edge_weight_or_empty,
+                                                const at::Tensor& bias_or_empty, const AttentionGraph& g,
                                                 const AttentionOptions& o) {
     at::AutoDispatchBelowADInplaceOrView below;
     const bool gat = o.kind == "gatv2";
     const at::Tensor value = gat ? at::Tensor() : extra, att = gat ? extra : at::Tensor();
     const bool edges = edge_attr_or_empty.dim() == 2;
     const at::Tensor ea = edges ? edge_attr_or_empty : at::Tensor(), ew = edges ? edge_weight_or_empty : at::Tensor();
+    const bool with_bias = bias_or_empty.dim() == 1;
     static auto op = c10::Dispatcher::singleton()
                          .findSchemaOrThrow("tessera::attention", "")
                          .typed<decltype(attention_kernel)>();
@@ -187,7 +199,8 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
     auto [out, lse, alpha] = op.call(g.rowptr, g.col, query, key, opt(value), opt(att), o.heads, o.kind,
                                      o.negative_slope, o.scale, o.dropout, o.seed, o.return_alpha,
                                      o.alpha_after_dropout, opt(g.t_rowptr), opt(g.t_col), opt(g.t_perm),
-                                     g.symmetric, g.graph_id, opt(ea), opt(ew));
+                                     g.symmetric, g.graph_id, opt(ea), opt(ew),
+                                     with_bias ? OptTensor(bias_or_empty) : OptTensor());
     // out is not saved: the backward never reads it, and the layers may then add their bias or
     // residual into it in place, in training too (one [N, H*C] buffer fewer across the step).
     ctx->save_for_backward({query, key, value, att, lse, ea, ew});
@@ -203,6 +216,8 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
     ctx->saved_data["scale"] = o.scale;
     ctx->saved_data["dropout"] = o.dropout;
     ctx->saved_data["seed"] = o.seed;
+    ctx->saved_data["bias_grad"] = with_bias && bias_or_empty.requires_grad();
+    ctx->saved_data["bias_dtype"] = int64_t(bias_or_empty.scalar_type());
     ctx->mark_non_differentiable({lse, alpha});
     return {out, lse, alpha};
   }
@@ -228,7 +243,13 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
       dea = dea.to(s[5].scalar_type());
       dew = dew.to(s[6].scalar_type());
     }
-    return {dq, dk, s[3].defined() ? datt : dv, dea, dew, at::Tensor(), at::Tensor()};
+    // The bias is added to every row of out: its gradient is dout's column sums (in the grad's
+    // dtype, as autograd's own add would reduce it).
+    const at::Tensor dbias =
+        ctx->saved_data["bias_grad"].toBool()
+            ? dout.sum(0, false, static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt()))
+            : at::Tensor();
+    return {dq, dk, s[3].defined() ? datt : dv, dea, dew, dbias, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -237,7 +258,7 @@ Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, cons
                            c10::string_view kind, double slope, double scale, double dropout, int64_t seed,
                            bool return_alpha, bool alpha_after_dropout, const OptTensor& t_rowptr,
                            const OptTensor& t_col, const OptTensor& t_perm, bool symmetric, int64_t graph_id,
-                           const OptTensor& edge_attr, const OptTensor& edge_weight) {
+                           const OptTensor& edge_attr, const OptTensor& edge_weight, const OptTensor& bias) {
   TESSERA_CHECK(has(t_rowptr) == has(t_col) && has(t_col) == has(t_perm),
                 "attention: pass all of t_rowptr, t_col, t_perm (a cached transpose) or none");
   AttentionGraph g{rowptr, col, key.size(0), has(t_rowptr) ? *t_rowptr : at::Tensor(),
@@ -247,14 +268,16 @@ Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, cons
   TESSERA_CHECK(gat ? has(att) : has(value), "attention: ", gat ? "GATv2 needs att" : "the Transformer needs value");
   TESSERA_CHECK(!(gat && has(value)), "attention: GATv2 takes its value from key (x_l); pass value=None");
   TESSERA_CHECK(has(edge_attr) == has(edge_weight), "attention: pass both edge_attr and edge_weight or neither");
-  if (!needs_grad(query, key, value, att, edge_attr, edge_weight)) {
+  if (!needs_grad(query, key, value, att, edge_attr, edge_weight, bias)) {
     at::AutoDispatchBelowADInplaceOrView below;
     return attention(g, query, key, value.value_or(at::Tensor()), att.value_or(at::Tensor()), o,
-                     edge_attr.value_or(at::Tensor()), edge_weight.value_or(at::Tensor()));
+                     edge_attr.value_or(at::Tensor()), edge_weight.value_or(at::Tensor()),
+                     bias.value_or(at::Tensor()));
   }
   const at::Tensor none = at::empty({0}, query.options());
   auto r = AttentionFunction::apply(query, key, gat ? *att : *value, has(edge_attr) ? *edge_attr : none,
-                                    has(edge_weight) ? *edge_weight : none, g, o);
+                                    has(edge_weight) ? *edge_weight : none,
+                                    has(bias) ? *bias : at::empty({0, 0}, query.options()), g, o);
   return {r[0], r[1], r[2]};
 }
 
@@ -273,14 +296,15 @@ at::Tensor layer_edge_attr(const char* who, const at::Tensor& edge_attr, int64_t
 std::tuple<at::Tensor, at::Tensor, at::Tensor> attention(const AttentionGraph& g, const at::Tensor& query,
                                                          const at::Tensor& key, const at::Tensor& value,
                                                          const at::Tensor& att, const AttentionOptions& o,
-                                                         const at::Tensor& edge_attr, const at::Tensor& edge_weight) {
+                                                         const at::Tensor& edge_attr, const at::Tensor& edge_weight,
+                                                         const at::Tensor& bias) {
   static auto op = c10::Dispatcher::singleton()
                        .findSchemaOrThrow("tessera::attention", "")
                        .typed<decltype(attention_kernel)>();
   auto opt = [](const at::Tensor& t) { return t.defined() ? OptTensor(t) : OptTensor(); };
   return op.call(g.rowptr, g.col, query, key, opt(value), opt(att), o.heads, o.kind, o.negative_slope, o.scale,
                  o.dropout, o.seed, o.return_alpha, o.alpha_after_dropout, opt(g.t_rowptr), opt(g.t_col),
-                 opt(g.t_perm), g.symmetric, g.graph_id, opt(edge_attr), opt(edge_weight));
+                 opt(g.t_perm), g.symmetric, g.graph_id, opt(edge_attr), opt(edge_weight), opt(bias));
 }
 
 }  // namespace tessera::pt
@@ -289,8 +313,8 @@ TORCH_LIBRARY_FRAGMENT(tessera, m) {
   m.def("attention(Tensor rowptr, Tensor col, Tensor query, Tensor key, Tensor? value, Tensor? att, int heads, "
         "str kind, float negative_slope=0.2, float scale=0., float dropout=0., int seed=0, bool return_alpha=False, "
         "bool alpha_after_dropout=False, Tensor? t_rowptr=None, Tensor? t_col=None, Tensor? t_perm=None, "
-        "bool symmetric=False, int graph_id=0, Tensor? edge_attr=None, Tensor? edge_weight=None) -> "
-        "(Tensor, Tensor, Tensor)");
+        "bool symmetric=False, int graph_id=0, Tensor? edge_attr=None, Tensor? edge_weight=None, "
+        "Tensor? bias=None) -> (Tensor, Tensor, Tensor)");
   m.def("attention_backward(Tensor grad_out, Tensor rowptr, Tensor col, Tensor query, Tensor key, Tensor? value, "
         "Tensor? att, Tensor lse, int heads, str kind, float negative_slope, float scale, "
         "float dropout, int seed, Tensor? t_rowptr=None, Tensor? t_col=None, Tensor? t_perm=None, "

@@ -156,11 +156,14 @@ torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& gr
   o.negative_slope = options.negative_slope();
   o.dropout = is_training() ? options.dropout() : 0.0;
   if (o.dropout > 0) o.seed = torch::randint(int64_t(1) << 62, {1}, torch::kLong).item<int64_t>();
+  // Concatenated heads: the bias is added in the attention kernels' own write of out.
+  const bool fused_bias = options.concat() && bias.defined();
   auto out = std::get<0>(pt::attention(ag, x_r, x_l, torch::Tensor(), att.reshape({-1}), o, ea,
-                                       lin_edge ? lin_edge->weight : torch::Tensor()));
+                                       lin_edge ? lin_edge->weight : torch::Tensor(),
+                                       fused_bias ? bias : torch::Tensor()));
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
   if (res) out = pt::add_to_fresh(out, res->forward(x));
-  if (bias.defined()) out = pt::add_to_fresh(out, bias);
+  if (bias.defined() && !fused_bias) out = pt::add_to_fresh(out, bias);
   return out;
 }
 

@@ -155,6 +155,7 @@ struct Case {
   bool want_alpha = true;
   bool symmetric = false;
   int64_t edge_dim = 0;  // > 0: edge features (edge_attr nnz x edge_dim, edge_weight H*C x edge_dim)
+  bool out_bias = false;  // add Problem::bias to every out row (AttentionArgs::out_bias)
 };
 
 struct Result {
@@ -192,7 +193,8 @@ struct Problem {
   Case c;
   Csr<I> g;
   Mat q, k, v, dout, ea, ew;  // ea, ew: edge features and their projection (edge_dim > 0)
-  std::vector<char> att;  // accumulation type
+  std::vector<char> att;   // accumulation type
+  std::vector<char> bias;  // accumulation type, H*C (used when c.out_bias)
   int threads = 0;        // CPU threads of the runs (0: OpenMP's default)
   Problem(const Case& cs, Csr<I> graph, uint64_t seed)
       : c(cs), g(std::move(graph)), q(cs.dtype, g.rows, cs.H * cs.C, cs.pad),
@@ -213,6 +215,11 @@ struct Problem {
       if (asz == 8) { double a = u(rng); std::memcpy(att.data() + x * 8, &a, 8); }
       else { float a = float(u(rng)); std::memcpy(att.data() + x * 4, &a, 4); }
     }
+    bias.resize(size_t(cs.H * cs.C) * asz);  // drawn after everything else: earlier draws unchanged
+    for (int64_t x = 0; x < cs.H * cs.C; ++x) {
+      if (asz == 8) { double b = u(rng); std::memcpy(bias.data() + x * 8, &b, 8); }
+      else { float b = float(u(rng)); std::memcpy(bias.data() + x * 4, &b, 4); }
+    }
   }
 
   // Runs forward (+ backward) with the given variants on device dev.
@@ -224,7 +231,7 @@ struct Problem {
     Buf col(dev, std::max<size_t>(g.col.size(), 1) * sizeof(I), g.col.data());
     Buf bq(dev, q.bytes.size(), q.data()), bk(dev, k.bytes.size(), k.data()),
         bv(dev, v.bytes.size(), v.data()), bdo(dev, dout.bytes.size(), dout.data());
-    Buf batt(dev, att.size(), att.data());
+    Buf batt(dev, att.size(), att.data()), bbias(dev, bias.size(), bias.data());
     Buf bout(dev, dout.bytes.size()), blse(dev, size_t(g.rows * c.H) * asz + 8),
         balpha(dev, size_t(std::max<int64_t>(g.nnz(), 1) * c.H) * asz);
     Buf bdq(dev, q.bytes.size()), bdk(dev, k.bytes.size()), bdv(dev, v.bytes.size()),
@@ -250,6 +257,7 @@ struct Problem {
     a.dropout_seed = c.dropout_seed;
     Mat out_m(c.dtype, g.rows, W, c.pad);
     a.out = out_m.view(dev, bout.p);
+    if (c.out_bias) a.out_bias = bbias.p;
     a.lse = blse.p;
     a.alpha = c.want_alpha ? balpha.p : nullptr;
     a.alpha_after_dropout = c.kind == AttentionKind::gatv2;
@@ -343,7 +351,7 @@ void expect_result_close(const Result& x, const Result& r, DType t, const std::s
 std::string describe(const Case& c) {
   return std::string(attention_kind_name(c.kind)) + " " + dtype_name(c.dtype) + " H=" + std::to_string(c.H) +
          " C=" + std::to_string(c.C) + " pad=" + std::to_string(c.pad) + " p=" + std::to_string(c.dropout) +
-         " edge_dim=" + std::to_string(c.edge_dim);
+         " edge_dim=" + std::to_string(c.edge_dim) + (c.out_bias ? " out_bias" : "");
 }
 
 // Every CPU variant (forward x backward) against the reference.
@@ -453,6 +461,38 @@ TEST(Attention, ReferenceSoftmaxIsNormalizedAndEmptyRowsAreZero) {
     }
 }
 
+// out_bias adds the same H*C vector to every row of out (empty rows get the bias alone) and
+// changes nothing else: lse, alpha and every gradient are those of the run without it.
+TEST(Attention, OutBiasIsAddedToEveryRowAndNothingElse) {
+  const uint64_t seed = tessera::testing::seed();
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
+    for (DType t : {DType::f64, DType::f32}) {
+      Case c;
+      c.kind = kind;
+      c.dtype = t;
+      c.H = 2;
+      c.C = 6;
+      Problem<int32_t> P(c, nasty_graph<int32_t>(60, 45, 4, 0, seed), seed);
+      const Result plain = P.run(Device{}, "reference", "reference");
+      P.c.out_bias = true;
+      for (const char* fwd : {"reference", "cpu.fused"}) {
+        const Result biased = P.run(Device{}, fwd, "reference");
+        const std::vector<double> b = acc_doubles(P.bias, t, c.H * c.C);
+        const double tol = t == DType::f64 ? 1e-12 : 1e-5;
+        for (int64_t i = 0; i < P.g.rows; ++i)
+          for (int64_t x = 0; x < c.H * c.C; ++x) {
+            const size_t k = size_t(i * c.H * c.C + x);
+            ASSERT_NEAR(biased.out[k], plain.out[k] + b[size_t(x)], tol) << fwd << " row " << i << " column " << x;
+          }
+        expect_close(biased.lse, plain.lse, tol, std::string(fwd) + " lse");
+        expect_close(biased.alpha, plain.alpha, tol, std::string(fwd) + " alpha");
+        expect_close(biased.dq, plain.dq, tol, std::string(fwd) + " dq");
+        expect_close(biased.dk, plain.dk, tol, std::string(fwd) + " dk");
+      }
+      P.c.out_bias = false;
+    }
+}
+
 TEST(Attention, CpuFusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
   const uint64_t seed = tessera::testing::seed();
   int n = 0;
@@ -466,6 +506,7 @@ TEST(Attention, CpuFusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
         c.C = C;
         c.pad = (C == 20) ? 3 : 0;
         const uint64_t s = seed + uint64_t(++n);
+        c.out_bias = n % 3 == 0;
         check_cpu_variants_alternating(c, 300, 257, 6, 0, s, n % 2 == 1);
       }
 }
@@ -800,6 +841,7 @@ TEST(AttentionCuda, FusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
         c.C = C;
         c.H = C >= 128 ? 2 : 3;
         const uint64_t s = seed + uint64_t(++n);
+        c.out_bias = n % 3 == 0;
         if (n % 2) {
           Problem<int32_t> P(c, nasty_graph<int32_t>(500, 333, 7, 0, s), s);
           check_cuda(P, describe(c) + " i32 seed " + std::to_string(s));
@@ -840,6 +882,7 @@ TEST(AttentionCuda, DropoutSymmetricAndHeavyRowsMatchReference) {
     Case s = c;
     s.dropout = 0;
     s.symmetric = true;
+    s.out_bias = true;  // on the heavy rows' block-merged write too
     Problem<int32_t> S(s, nasty_graph<int32_t>(300, 300, 6, 3000, seed, true), seed);
     check_cuda(S, describe(s) + " symmetric + heavy seed " + std::to_string(seed));
 
@@ -847,6 +890,7 @@ TEST(AttentionCuda, DropoutSymmetricAndHeavyRowsMatchReference) {
     h.want_alpha = false;
     h.C = 64;
     h.dtype = DType::bf16;
+    h.out_bias = true;
     Problem<int32_t> Hv(h, nasty_graph<int32_t>(600, 3000, 2500, 100000, seed), seed);  // many heavy rows
     check_cuda(Hv, describe(h) + " heavy rows seed " + std::to_string(seed));
   }

@@ -110,6 +110,8 @@ struct AttentionArgs {
   DenseView edge_attr;         // optional: A.nnz x D edge features (data null = none)
   DenseView edge_weight;       // with edge_attr: H*C x D projection, the features' dtype
   DenseView out;               // A.rows x H*C (written)
+  const void* out_bias = nullptr;  // optional H*C accumulation type, added to every out row in the
+                                   // same write (GATv2's bias: no second pass over out)
   void* lse = nullptr;         // A.rows*H accumulation type (written; backward needs it)
   void* alpha = nullptr;       // optional nnz*H accumulation type (written when non-null)
   bool alpha_after_dropout = false;

@@ -186,20 +186,21 @@ def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, va
                     att: Optional[Tensor], heads: int, negative_slope: float = 0.2, scale: float = 0.0,
                     dropout: float = 0.0, training: bool = False, return_alpha: bool = False,
                     alpha_after_dropout: bool = False, edge_attr: Optional[Tensor] = None,
-                    edge_weight: Optional[Tensor] = None) -> Tuple[Tensor, Optional[Tensor]]:
+                    edge_weight: Optional[Tensor] = None, bias: Optional[Tensor] = None
+                    ) -> Tuple[Tensor, Optional[Tensor]]:
     """out [N_dst, H*C] (and alpha [nnz, H] in CSR order when asked) of one fused attention.
     edge_attr [nnz, D] in CSR order and edge_weight [H*C, D] (lin_edge.weight): edge features,
-    projected inside the kernels."""
+    projected inside the kernels. bias [H*C]: added to every row of out in the kernels' write."""
     p = dropout if training else 0.0
     seed = int(torch.randint(0, 2 ** 62, (1,)).item()) if p > 0 else 0
     needs_grad = torch.is_grad_enabled() and any(
-        t is not None and t.requires_grad for t in (query, key, value, att, edge_attr, edge_weight))
+        t is not None and t.requires_grad for t in (query, key, value, att, edge_attr, edge_weight, bias))
     t_rowptr = t_col = t_perm = None
     if needs_grad:
         t_rowptr, t_col, t_perm = g.transpose()
     out, _, alpha = _ops.attention(g.rowptr, g.col, query, key, value, att, heads, kind, negative_slope, scale,
                                    p, seed, return_alpha, alpha_after_dropout, t_rowptr, t_col, t_perm, False,
-                                   g.graph.id, edge_attr, edge_weight)
+                                   g.graph.id, edge_attr, edge_weight, bias)
     return out, (alpha if return_alpha else None)
 
 
@@ -329,18 +330,22 @@ class GATv2Conv(torch.nn.Module):
             ea = g.edge_features(edge_attr, min(x_l.size(0), x_r.size(0)), self.fill_value)
         elif edge_attr is not None:
             ea = g.entry_features(edge_attr)
+        # Concatenated heads: the bias is added in the attention kernels' own write of out (no
+        # second pass over [N, H*C], no add node in the backward).
+        fused_bias = self.concat and self.bias is not None
         out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), H, self.negative_slope, 0.0,
                                      self.dropout, self.training, want_alpha, alpha_after_dropout=True, edge_attr=ea,
-                                     edge_weight=self.lin_edge.weight if ea is not None else None)
+                                     edge_weight=self.lin_edge.weight if ea is not None else None,
+                                     bias=self.bias if fused_bias else None)
         attention = g.attention_weights(alpha) if want_alpha else None
-        return self._finish(out, res, attention)
+        return self._finish(out, res, attention, fused_bias)
 
-    def _finish(self, out: Tensor, res: Optional[Tensor], attention):
+    def _finish(self, out: Tensor, res: Optional[Tensor], attention, bias_added: bool):
         if not self.concat:
             out = out.view(-1, self.heads, self.out_channels).mean(dim=1)
         if res is not None:
             out = add_to_fresh(out, res)
-        if self.bias is not None:
+        if self.bias is not None and not bias_added:
             out = add_to_fresh(out, self.bias)
         return (out, attention) if attention is not None else out
 

@@ -202,6 +202,7 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
   Acc* lse = static_cast<Acc*>(a.lse);
   Acc* alpha = static_cast<Acc*>(a.alpha);
   T* out = a.out.template as<T>();
+  const Acc* bias = static_cast<const Acc*>(a.out_bias);
   const auto chunks = row_chunks(A.rowptr, A.rows);
   const int64_t nchunks = int64_t(chunks.size()) - 1;
   const int64_t rowbytes = HC * int64_t(sizeof(T));
@@ -264,7 +265,10 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
         T* o = out + i * a.out.ld;
         for (int64_t h = 0; h < H; ++h) {
           const Acc inv = s[h] > 0 ? Acc(1) / s[h] : Acc(0);
-          for (int64_t c = 0; c < C; ++c) o[h * C + c] = T(acc[size_t(h * C + c)] * inv);
+          if (bias)
+            for (int64_t c = 0; c < C; ++c) o[h * C + c] = T(acc[size_t(h * C + c)] * inv + bias[h * C + c]);
+          else
+            for (int64_t c = 0; c < C; ++c) o[h * C + c] = T(acc[size_t(h * C + c)] * inv);
           if (lse) lse[i * H + h] = s[h] > 0 ? m[h] + std::log(s[h]) : ninf;
         }
         if (alpha)

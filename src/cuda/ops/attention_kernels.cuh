@@ -145,6 +145,7 @@ struct Params {
   Acc slope = 0, scale = 1;
   uint64_t seed = 0; uint32_t threshold = 0; Acc keep_scale = 1;
   T* out = nullptr; int64_t ldo = 0;
+  const Acc* out_bias = nullptr;  // forward: H*C values added to every out row (null: none)
   Acc* lse = nullptr;
   Acc* alpha = nullptr; bool alpha_after_dropout = false;
   const T* o = nullptr; int64_t ldO = 0;   // backward: the forward's output
@@ -491,6 +492,11 @@ forward_kernel(const Params<T, I, Acc> p) {
     const Acc inv = s > 0 ? Acc(1) / s : Acc(0);
 #pragma unroll
     for (int t = 0; t < CPT; ++t) acc[t] *= inv;
+    if (p.out_bias) {  // the layer's bias, added before the one rounding to T
+      const Acc* b = p.out_bias + int64_t(h) * C;
+#pragma unroll
+      for (int t = 0; t < CPT; ++t) acc[t] += c0 + t < C ? b[c0 + t] : Acc(0);
+    }
     if (writer && g == 0) store_row<T, Acc, CPT, VEC>(p.out + i * p.ldo + int64_t(h) * C, acc, c0, C);
     const Acc lse_i = s > 0 ? m + dlog(s) : ninf;
     if (writer && lane == 0 && p.lse) p.lse[i * p.H + h] = lse_i;

@@ -185,6 +185,7 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   p.ptr = A.rowptr;
   p.idx = A.col;
   p.out = static_cast<D*>(a.out.data); p.ldo = a.out.ld;
+  p.out_bias = static_cast<const Acc*>(a.out_bias);
   p.lse = static_cast<Acc*>(a.lse);
   p.alpha = static_cast<Acc*>(a.alpha);
   p.alpha_after_dropout = a.alpha_after_dropout;

@@ -68,7 +68,7 @@ bool attention_wsb_eligible(const AttentionArgs<I>& a) {
   const int64_t C = a.channels;
   // cp.async 16-byte gathers and 32-bit fragment loads / stores need 16-byte aligned rows.
   return a.kind == AttentionKind::transformer && (t == DType::f16 || t == DType::bf16) &&
-         (C == 16 || C == 32 || C == 64 || C == 128) && a.dropout == 0 && a.alpha == nullptr &&
+         (C == 16 || C == 32 || C == 64 || C == 128) && a.dropout == 0 && a.alpha == nullptr && !a.out_bias &&
          !a.has_edge_features() && a.A.id != 0 && a.A.device.is_cuda() && rows_vector_aligned(a.query) &&
          rows_vector_aligned(a.key) && rows_vector_aligned(a.value) && rows_vector_aligned(a.out);
 }

@@ -74,6 +74,11 @@ void validate_common(const AttentionArgs<I>& a, const char* who, bool need_out) 
     TESSERA_CHECK(a.value.data == nullptr, who, ": GATv2 takes its value from key (x_l); pass no value");
   if (need_out || a.out.data) check_matrix<I>(who, "out", a.out, a.A.rows, "A.rows (targets)", w, t, d);
   if (a.kind == AttentionKind::gatv2) TESSERA_CHECK(a.att, who, ": GATv2 needs the attention vector att");
+  if (a.out_bias) {
+    const uintptr_t acc = t == DType::f64 ? 8 : 4;  // the accumulation type's size
+    TESSERA_CHECK(reinterpret_cast<uintptr_t>(a.out_bias) % acc == 0, who, ": out_bias is not aligned to its ", acc,
+                  "-byte elements");
+  }
   TESSERA_CHECK(a.dropout >= 0 && a.dropout <= 1, who, ": dropout = ", a.dropout, ", expected in [0, 1]");
   TESSERA_CHECK(std::isfinite(a.negative_slope), who, ": negative_slope is not finite");
   TESSERA_CHECK(std::isfinite(a.scale), who, ": scale is not finite");
@@ -147,7 +152,7 @@ tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
     r.add({"cuda.wsb", tune::Backend::cuda, [](const AttentionArgs<I>& a) { return detail::attention_wsb_eligible(a); },
            [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda_wsb(a, e); },
            "tensor cores, Transformer f16/bf16, C in {16,32,64,128}, no dropout / weights / edge "
-           "features: WSB 16-row windows, mma Q K^T and P V, bitmap mask, online softmax"});
+           "features / out_bias: WSB 16-row windows, mma Q K^T and P V, bitmap mask, online softmax"});
 #endif
     r.set_heuristic([](const AttentionArgs<I>&, const Device& d) -> std::string {
       return d.is_cuda() ? "cuda.fused" : "cpu.fused";

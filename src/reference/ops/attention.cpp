@@ -124,6 +124,9 @@ void attention_forward_reference(const AttentionArgs<I>& a, const Exec&) {
         const double w = E.alpha[e * H + h] * E.drop(e, h);
         for (int64_t c = 0; c < C; ++c) out.row(i)[h * C + c] += w * E.value(A.col[e], e, h * C + c);
       }
+  if (a.out_bias)
+    for (int64_t i = 0; i < A.rows; ++i)
+      for (int64_t x = 0; x < H * C; ++x) out.row(i)[x] += read_acc(a.out_bias, f64, x);
   store(out, a.out);
   if (a.lse)
     for (int64_t x = 0; x < A.rows * H; ++x) write_acc(a.lse, f64, x, E.lse[x]);
