@@ -8,6 +8,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include "column_sums.hpp"
 #include "tessera/ops/attention.hpp"
 #include "needs_grad.hpp"
 #include "outputs.hpp"
@@ -247,7 +248,7 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
     // dtype, as autograd's own add would reduce it).
     const at::Tensor dbias =
         ctx->saved_data["bias_grad"].toBool()
-            ? dout.sum(0, false, static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt()))
+            ? column_sums(dout, static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt()))
             : at::Tensor();
     return {dq, dk, s[3].defined() ? datt : dv, dea, dew, dbias, at::Tensor(), at::Tensor()};
   }

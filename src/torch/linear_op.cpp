@@ -16,6 +16,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include "column_sums.hpp"
 #include "needs_grad.hpp"
 #include "tessera/ops/linear.hpp"
 #include "views.hpp"
@@ -109,7 +110,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     at::Tensor dx, dw, db;
     if (ctx->needs_input_grad(0)) dx = call_linear(dy, weight.t().contiguous(), {});
     if (ctx->needs_input_grad(1)) dw = dy.t().mm(x);
-    if (ctx->saved_data["bias_grad"].toBool()) db = dy.sum(0);
+    if (ctx->saved_data["bias_grad"].toBool()) db = column_sums(dy, dy.scalar_type());
     const at::Tensor dr = ctx->saved_data["residual_grad"].toBool() ? dy : at::Tensor();
     return {dx, dw, db, dr};
   }

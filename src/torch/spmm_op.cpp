@@ -10,6 +10,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include "column_sums.hpp"
 #include "graph_ops.hpp"
 #include "needs_grad.hpp"
 #include "outputs.hpp"
@@ -134,7 +135,7 @@ class SpmmFunction : public torch::autograd::Function<SpmmFunction> {
     // First, while only the layer's output is alive: torch's column-sum reduction stages partials
     // in a buffer that reached 2x dY on small graphs (Cora, H200); computed after dX it raised the
     // GCN layer's peak from 3 to 4 output-sized buffers. Same reduction as torch's add backward.
-    if (ctx->saved_data["bias_grad"].toBool()) dbias = dy.sum(0).to(accum_type(dy.scalar_type()));
+    if (ctx->saved_data["bias_grad"].toBool()) dbias = column_sums(dy, accum_type(dy.scalar_type()));
     if (ctx->saved_data["x_grad"].toBool()) {
       at::Tensor t_rowptr = ctx->saved_data["t_rowptr"].toTensor();
       at::Tensor t_col = ctx->saved_data["t_col"].toTensor();

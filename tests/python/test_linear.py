@@ -75,6 +75,29 @@ def test_cuda_fp32_matches_double(seed, m, n, k):
 
 
 @needs_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cuda_bias_gradient_is_the_column_sums(seed, dtype):
+    """db through column_sums (cuBLAS gemv against cached ones on CUDA): the column sums of dy in
+    double within fp32 summation error, for contiguous and strided (column-sliced) gradients, on
+    the default and on a side stream, and for row counts past the cached ones' length."""
+    for m in (3, 1000, 70000):
+        x = torch.randn(m, 20, device="cuda", dtype=dtype)
+        w = torch.randn(36, 20, device="cuda", dtype=dtype, requires_grad=True)
+        b = torch.randn(36, device="cuda", dtype=dtype, requires_grad=True)
+        for gy in (torch.randn(m, 36, device="cuda", dtype=dtype),
+                   torch.randn(m, 80, device="cuda", dtype=dtype)[:, 7:43]):
+            for stream in (torch.cuda.current_stream(), torch.cuda.Stream()):
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    b.grad = None
+                    ops.linear(x, w, b).backward(gy)
+                    want = gy.double().sum(0)
+                    bound = gy.double().abs().sum(0) * (m * 2.0 ** -24 if dtype == torch.float32 else 1e-12)
+                    assert bool(((b.grad.double() - want).abs() <= bound + 1e-30).all())
+                torch.cuda.current_stream().wait_stream(stream)
+
+
+@needs_cuda
 def test_cuda_residual(seed):
     x = torch.randn(517, 68, device="cuda", requires_grad=True)
     w = torch.randn(130, 68, device="cuda", requires_grad=True)
