@@ -232,6 +232,12 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
                          .typed<decltype(attention_backward_kernel)>();
     const at::Tensor& query = s[0];
     at::Tensor dout = grads[0].defined() ? grads[0] : at::zeros(query.sizes(), query.options());  // out's shape
+    // The bias is added to every row of out: its gradient is dout's column sums, taken before the
+    // fused backward allocates dq, dk, dv, so whatever the reduction needs is not on top of them.
+    const at::Tensor dbias =
+        ctx->saved_data["bias_grad"].toBool()
+            ? column_sums(dout, static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt()))
+            : at::Tensor();
     auto [dq, dk, dv, datt, dea, dew] = op.call(
         dout, ctx->saved_data["rowptr"].toTensor(), ctx->saved_data["col"].toTensor(), query, s[1], opt(s[2]),
         opt(s[3]), s[4], ctx->saved_data["heads"].toInt(), ctx->saved_data["kind"].toStringRef(),
@@ -244,12 +250,6 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
       dea = dea.to(s[5].scalar_type());
       dew = dew.to(s[6].scalar_type());
     }
-    // The bias is added to every row of out: its gradient is dout's column sums (in the grad's
-    // dtype, as autograd's own add would reduce it).
-    const at::Tensor dbias =
-        ctx->saved_data["bias_grad"].toBool()
-            ? column_sums(dout, static_cast<at::ScalarType>(ctx->saved_data["bias_dtype"].toInt()))
-            : at::Tensor();
     return {dq, dk, s[3].defined() ? datt : dv, dea, dew, dbias, at::Tensor(), at::Tensor()};
   }
 };

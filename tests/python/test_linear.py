@@ -71,7 +71,10 @@ def test_cuda_fp32_matches_double(seed, m, n, k):
     y.backward(gy)
     _fp32_level(x.grad, gy, w.t(), None)  # dx = dy W through the same kernel
     torch.testing.assert_close(w.grad, gy.t() @ x.detach(), rtol=1e-5, atol=1e-4)
-    torch.testing.assert_close(b.grad, gy.sum(0))
+    # db = column sums of dy in fp32: against double, within fp32 summation error (two fp32
+    # summation orders, e.g. torch's sum(0) and the gemv behind column_sums, differ by more than
+    # assert_close's fp32 defaults at m = 4099).
+    assert bool(((b.grad.double() - gy.double().sum(0)).abs() <= gy.double().abs().sum(0) * m * 2.0 ** -24).all())
 
 
 @needs_cuda
