@@ -4,6 +4,7 @@
 # JSON under $OUT. Run through the device tool from the repository root, carrying .carry/
 # (Debian packages unpacked into .carry/root — never into / — and a GoogleTest source tree):
 #   bash scripts/gpu_session.sh [stages...]      stages: build test cputest sanitize pytest bench (default: all but cputest)
+#   eval "$(bash scripts/gpu_session.sh env)"   the exports for running what a build made, by hand
 # Prepare .carry here once: see scripts/prepare_carry.sh. Before each device call, refresh the
 # commit it reports (`git rev-parse HEAD > .carry/COMMIT`); to run exactly a commit while the
 # tree has uncommitted work, carry a snapshot: `git archive HEAD | tar -x -C .carry/snap` and run
@@ -66,6 +67,14 @@ fi
 # Data sets carried along (../shared does not travel): tests and benchmarks read TESSERA_SHARED_DATA.
 [ -d "$DEPS/data" ] && export TESSERA_SHARED_DATA="$DEPS/data"
 export LD_LIBRARY_PATH="$DEPS/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# `env` alone: the exports that a hand-written step needs to run what a build stage made (tests,
+# benchmarks, probes), printed for  eval "$(bash scripts/gpu_session.sh env)"  and nothing else.
+if [ "${STAGES[*]}" = env ]; then
+  printf 'export %s=%q\n' TESSERA_COMMIT "$COMMIT" LD_LIBRARY_PATH "$LD_LIBRARY_PATH" \
+    TESSERA_LIBRARY "$BUILD_ABS/src/torch/libtessera_torch.so" PYTHONPATH "$ROOT/python"
+  [ -n "${TESSERA_SHARED_DATA:-}" ] && printf 'export TESSERA_SHARED_DATA=%q\n' "$TESSERA_SHARED_DATA"
+  exit 0
+fi
 TORCH_PREFIX=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
 { echo "date: $(date -u +%FT%TZ)"; echo "commit: $COMMIT";
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader;
