@@ -4,8 +4,8 @@
 // matrix at the device's bandwidth where torch's sum(0) does not: H200, GPU time per call from CUDA
 // graphs (bench/results/h200_20261203b/colsum_probe_*.txt): [19717, 1024] 47.4 -> 24.8 us,
 // [65536, 512] 83.1 -> 38.2 us, [2^20, 256] 332 -> 250 us (torch at 77% of the read floor, gemv
-// at it). The ones live in a per-(device, dtype, stream) cache that only grows, so a call adds no
-// allocation and no fill kernel. Everything else (CPU, 16-bit types, strided rows): t.sum(0).
+// at it; those times are with the ones already made, and a call makes its own: one fill of `rows`
+// elements more). Everything else (CPU, 16-bit types, strided rows): t.sum(0).
 #include <ATen/ATen.h>
 
 namespace tessera::pt {
