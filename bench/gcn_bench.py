@@ -46,7 +46,7 @@ def measure(conv, x, edge_index, gy, reps):
     return fwd, fb, peak
 
 
-def spmm_floor(tessera, conv, x, edge_index, reps, evict):
+def spmm_floor(conv, x, reps, evict):
     """SpMM alone on the cached normalized graph against its IO floor, timed three ways:
     one call between CUDA events (what a layer call sees: on Cora/PubMed mostly the host's launch
     path), the kernel back to back in a CUDA graph (no host; a small graph's X stays in the L2
@@ -92,7 +92,7 @@ def main():
     skipped = []
     if not torch.cuda.is_available():
         raise SystemExit("gcn_bench: no CUDA device (use bench/gcn_cpu_bench.py on CPU machines)")
-    tessera = bc.import_tessera()
+    bc.import_tessera()
     from tessera.nn import GCNConv
     pyg_nn, pyg_version = bc.import_pyg_nn()
     PygGCNConv = pyg_nn.GCNConv if pyg_nn is not None else None
@@ -121,7 +121,7 @@ def main():
             row = {"graph": name, "source": source, "nodes": n, "edges": int(edge_index.size(1)), "width": w}
             t = measure(ours, x, edge_index, gy, a.reps)
             row["tessera"] = {"forward_ms": t[0], "forward_backward_ms": t[1], "peak_bytes": t[2]}
-            row["spmm"] = spmm_floor(tessera, ours, x, edge_index, a.reps, evict)
+            row["spmm"] = spmm_floor(ours, x, a.reps, evict)
             if PygGCNConv is not None:
                 peer = PygGCNConv(w, w, cached=True).to(dev)
                 ours.load_state_dict(peer.state_dict())

@@ -41,6 +41,10 @@ inline cudaStream_t cuda_stream(const void* s) {
   return s ? static_cast<cudaStream_t>(const_cast<void*>(s)) : cudaStreamPerThread;
 }
 
+// Multiprocessor count of a CUDA device (-1: the current one), queried once per device: grid
+// sizing and schedules ask on every launch.
+int cuda_multiprocessors(int device = -1);
+
 // GPU time between start() and stop() on a stream; the events live and die with the object (also
 // when a checked call throws between them).
 class CudaEventPair {

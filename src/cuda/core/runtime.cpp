@@ -1,6 +1,8 @@
-// CUDA runtime helpers for the core: device discovery and the default stream-ordered allocator.
+// CUDA runtime helpers for the core: device discovery and properties, and the default
+// stream-ordered allocator.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <string>
 
 #include "tessera/core/cuda_check.hpp"
@@ -45,6 +47,17 @@ bool cuda_runtime_available() {
     return false;
   }
   return n > 0;
+}
+
+int cuda_multiprocessors(int device) {
+  if (device < 0) TESSERA_CUDA_CHECK(cudaGetDevice(&device));
+  static std::atomic<int> cached[64] = {};
+  if (device < 64)
+    if (const int n = cached[device].load(std::memory_order_relaxed)) return n;
+  int n = 0;
+  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+  if (device < 64) cached[device].store(n, std::memory_order_relaxed);
+  return n;
 }
 
 std::string cuda_device_name(int index) {

@@ -653,8 +653,7 @@ class SandwichMatvec {
                           nullptr, 0, z_.as<T>(), size_, plan.tiles2, g2.blocks, g2.blocks, g1.blocks, nl_};
     s2_ = StageArgs<T, float>{d.row_ptr + g1.row_ptr, d.tile_col, d.plane_ptr, at_.as<float>(), 0, plan.pl0,
                               pin_.as<int32_t>(), z_.as<T>(), size_, nullptr, 0, 0, g1.blocks, g1.blocks, g2.blocks, 1};
-    int sms = 0;
-    TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = cuda_multiprocessors(device);
     if constexpr (std::is_same_v<T, float>) tf32x3_ = sandwich_tensor_cores();
     grid1_ = grid_of(s1_, sms, stage1());
     grid2_ = grid_of(s2_, sms, stage2());
@@ -881,8 +880,8 @@ void run(const BatchInput& in, const std::vector<PairJob>& jobs, std::vector<Job
   const T* dtab = upload(tab, s_tab, st);
   const PairJob* dj = upload(djobs, s_jobs, st);
   std::vector<DevOut> hout(jobs.size(), DevOut{0, 0, 0, 0, 0, 0, -1});
-  int sms = 0, per_sm = 0;
-  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, opt.device.index));
+  const int sms = cuda_multiprocessors(opt.device.index);
+  int per_sm = 0;
   TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, mgk_pcg_kernel<T>, kThreads, 0));
   const int full_grid = std::max(1, sms * std::max(1, per_sm));
   const BaseKernelView kv = opt.node_kernel.view();

@@ -24,7 +24,7 @@ void build_attention_transpose_cuda(const CsrView<I>& A, I* colptr, I* row, I* p
   const cudaStream_t s = cuda_stream(exec.stream);
   TESSERA_CUDA_CHECK(cudaMemsetAsync(colptr, 0, sizeof(I) * size_t(A.cols + 1), s));
   if (A.nnz == 0) return;
-  const int blocks = int(std::min<int64_t>((A.nnz + 255) / 256, int64_t(sm_count()) * 8));
+  const int blocks = int(std::min<int64_t>((A.nnz + 255) / 256, int64_t(cuda_multiprocessors()) * 8));
   count_sources_kernel<I><<<blocks, 256, 0, s>>>(A.col, A.nnz, colptr + 1);
   TESSERA_CUDA_LAUNCH_CHECK();
   size_t scan_bytes = 0, sort_bytes = 0;

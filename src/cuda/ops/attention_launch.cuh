@@ -29,17 +29,6 @@ constexpr int64_t kEdgeSmemBytes = 32 * 1024;
 // atomics on dedge_weight per entry.
 constexpr int64_t kEdgeGradSmemBytes = 64 * 1024;
 
-inline int sm_count() {
-  int dev = 0;
-  TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
-  static int cached[64] = {};
-  if (dev < 64 && cached[dev]) return cached[dev];
-  int n = 0;
-  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  if (dev < 64) cached[dev] = n;
-  return n;
-}
-
 template <int N> using IC = std::integral_constant<int, N>;
 
 // Picks (channels per lane, lanes per edge, vector loads) for a head width and calls
@@ -83,7 +72,7 @@ inline int64_t heavy_threshold(int64_t nnz, int64_t heads) {
     return e ? std::max<int64_t>(1, std::strtoll(e, nullptr, 10)) : int64_t(0);
   }();
   if (forced > 0) return forced;
-  const int64_t fair = nnz * heads / (int64_t(sm_count()) * 64);
+  const int64_t fair = nnz * heads / (int64_t(cuda_multiprocessors()) * 64);
   return std::clamp<int64_t>(kHeavyShares * fair, kMinHeavyThreshold, kMaxHeavyThreshold);
 }
 
@@ -102,7 +91,7 @@ struct Schedule {
         mem(exec, kHeader + (heavy ? sizeof(int64_t) * size_t(std::min(nodes, nnz / (threshold + 1) + 1)) : 0)) {
     TESSERA_CUDA_CHECK(cudaMemsetAsync(mem.get(), 0, kHeader, s));
     if (!heavy) return;
-    const int blocks = int(std::min<int64_t>((nodes + 255) / 256, int64_t(sm_count()) * 8));
+    const int blocks = int(std::min<int64_t>((nodes + 255) / 256, int64_t(cuda_multiprocessors()) * 8));
     collect_heavy_kernel<I><<<blocks, 256, 0, s>>>(ptr, nodes, threshold, list(), count());
     TESSERA_CUDA_LAUNCH_CHECK();
   }
@@ -129,10 +118,11 @@ void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, si
   p.queue = sched.queue();
   // The counters are 32-bit: every grab, and the one past the end each warp makes, must fit.
   const int64_t grabs = (p.nodes + kItemsPerGrab - 1) / kItemsPerGrab * p.H;
-  TESSERA_CHECK(grabs + int64_t(sm_count()) * 128 < (int64_t(1) << 32), "attention (cuda): ", p.nodes, " nodes x ",
-                p.H, " heads is more work items than the 32-bit schedule holds");
-  const int64_t blocks = std::min<int64_t>((items + kWarpsPerBlock - 1) / kWarpsPerBlock,
-                                           int64_t(sm_count()) * std::max(per_sm, 1));
+  const int64_t sms = cuda_multiprocessors();
+  TESSERA_CHECK(grabs + sms * 128 < (int64_t(1) << 32), "attention (cuda): ", p.nodes, " nodes x ", p.H,
+                " heads is more work items than the 32-bit schedule holds");
+  const int64_t blocks =
+      std::min<int64_t>((items + kWarpsPerBlock - 1) / kWarpsPerBlock, sms * std::max(per_sm, 1));
   kernel<<<unsigned(blocks), threads, smem, s>>>(p);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
@@ -277,7 +267,7 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
   if constexpr (EDGE) {
     const int64_t n = A.nnz * p.D;
     if (n == 0) return;
-    const int blocks = int(std::min<int64_t>((n + 255) / 256, int64_t(sm_count()) * 8));
+    const int blocks = int(std::min<int64_t>((n + 255) / 256, int64_t(cuda_multiprocessors()) * 8));
     store_edge_grad_kernel<D, Acc><<<blocks, 256, 0, s>>>(p.dea, A.nnz, p.D, static_cast<D*>(b.dedge_attr.data),
                                                           b.dedge_attr.ld);
     TESSERA_CUDA_LAUNCH_CHECK();

@@ -49,16 +49,6 @@ void launch(const LinearArgs& a, cudaStream_t s) {
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 
-int multiprocessors(int dev) {
-  static std::atomic<int> cached[64] = {};
-  if (dev >= 0 && dev < 64 && cached[dev].load(std::memory_order_relaxed))
-    return cached[dev].load(std::memory_order_relaxed);
-  int n = 0;
-  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  if (dev >= 0 && dev < 64) cached[dev].store(n, std::memory_order_relaxed);
-  return n;
-}
-
 }  // namespace
 
 LinearTile linear_tf32x3_default_tile(const LinearArgs& a, int device_index) {
@@ -70,7 +60,7 @@ LinearTile linear_tf32x3_default_tile(const LinearArgs& a, int device_index) {
   // 21.1 us; 19717 rows, 155-310 tiles: 28.7 vs 30.8 us). Two CTAs fit a multiprocessor, so
   // "several waves" is taken as 4 tiles per multiprocessor.
   const int64_t tiles_128 = ((a.X.rows + 127) / 128) * ((a.W.rows + 127) / 128);
-  if (a.W.rows <= 64 || tiles_128 < 4 * int64_t(multiprocessors(device_index))) return {128, 64};
+  if (a.W.rows <= 64 || tiles_128 < 4 * int64_t(cuda_multiprocessors(device_index))) return {128, 64};
   return {128, 128};
 }
 
