@@ -1,5 +1,10 @@
 #include "column_sums.hpp"
 
+#include <torch/library.h>
+
+#include "boundary.hpp"
+#include "tessera/core/error.hpp"
+
 namespace tessera::pt {
 
 at::Tensor column_sums(const at::Tensor& t, at::ScalarType dtype) {
@@ -17,3 +22,14 @@ at::Tensor column_sums(const at::Tensor& t, at::ScalarType dtype) {
 }
 
 }  // namespace tessera::pt
+
+namespace {
+// For the Python layers' projection node (tessera/nn/_linear.py): its bias gradients.
+at::Tensor column_sums_op(const at::Tensor& t) {
+  TESSERA_CHECK(t.defined() && t.dim() == 2, "column_sums: expected a 2-D tensor (rows x columns), got shape ",
+                t.defined() ? t.sizes() : at::IntArrayRef{});
+  return tessera::pt::column_sums(t, t.scalar_type());
+}
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(tessera, m) { m.def("column_sums(Tensor t) -> Tensor", TESSERA_OP(column_sums_op)); }

@@ -1,8 +1,9 @@
 """torch.ops.tessera.linear (x W^T + b (+ residual)) and the layers' use of it: CPU equals torch's
 Linear (plus the residual), autograd
 (gradcheck in double), clear errors; on CUDA, fp32 outputs and gradients within fp32-level error of
-a double reference (the tf32x3 kernel), ineligible shapes and other dtypes through torch, and
-linears() leaving the projection to torch when the user allows TF32."""
+a double reference (the tf32x3 kernel), ineligible shapes and other dtypes through torch,
+linears() making several projections of one input one node, and leaving them to torch when the
+user allows TF32."""
 import pytest
 import torch
 
@@ -44,6 +45,13 @@ def test_bad_input_names_the_problem():
         ops.linear(torch.randn(5, 8), torch.randn(3, 8), None, torch.randn(5, 4))
     with pytest.raises(RuntimeError, match="residual is Double"):
         ops.linear(torch.randn(5, 8), torch.randn(3, 8), None, torch.randn(5, 3, dtype=torch.float64))
+
+
+def test_column_sums_op(seed):
+    t = torch.randn(33, 7)
+    assert torch.equal(ops.column_sums(t), t.sum(0))
+    with pytest.raises(RuntimeError, match=r"column_sums: expected a 2-D tensor .* got shape \[33\]"):
+        ops.column_sums(torch.randn(33))
 
 
 def _fp32_level(got, x, w, b, r=None):
@@ -116,6 +124,35 @@ def test_cuda_residual(seed):
     big = torch.randn(517, 140, device="cuda")
     with torch.no_grad():
         _fp32_level(ops.linear(x, w, b, big[:, 5:135]), x, w, b, big[:, 5:135])
+
+
+@needs_cuda
+@pytest.mark.parametrize("m,k,outs", [(4099, 128, (256, 256)), (517, 68, (130, 36, 130)), (7, 4, (2, 6))])
+def test_cuda_linears_are_one_node(seed, m, k, outs):
+    """Several projections of one x (GATv2's lin_l/lin_r, the Transformer's q/k/v) as one node: one
+    stacked GEMM forward, dx chained through the GEMM's residual epilogue, db by column sums. Each
+    output and dx within fp32-level error of double; dW, db as the Linears' own; a bias-free Linear
+    and an output that gets no gradient (its parameters' grads stay None) included."""
+    lins = [torch.nn.Linear(k, o, bias=i != 1).cuda() for i, o in enumerate(outs)]
+    x = torch.randn(m, k, device="cuda", requires_grad=True)
+    ys = _linear.linears(lins, x)
+    assert ys[0].grad_fn is ys[-1].grad_fn  # one node
+    for y, lin in zip(ys, lins):
+        _fp32_level(y, x, lin.weight, lin.bias)
+    used = [0, len(lins) - 1] if len(lins) > 2 else list(range(len(lins)))
+    gys = {i: torch.randn_like(ys[i]) for i in used}
+    torch.autograd.backward([ys[i] for i in used], [gys[i] for i in used])
+    gy_cat = torch.cat([gys[i] for i in used], dim=1)
+    w_cat = torch.cat([lins[i].weight for i in used])
+    _fp32_level(x.grad, gy_cat, w_cat.t(), None)
+    for i, lin in enumerate(lins):
+        if i not in used:
+            assert lin.weight.grad is None and (lin.bias is None or lin.bias.grad is None)
+            continue
+        torch.testing.assert_close(lin.weight.grad, gys[i].t() @ x.detach(), rtol=1e-5, atol=1e-4)
+        if lin.bias is not None:
+            g = gys[i].double()
+            assert bool(((lin.bias.grad.double() - g.sum(0)).abs() <= g.abs().sum(0) * m * 2.0 ** -24).all())
 
 
 @needs_cuda

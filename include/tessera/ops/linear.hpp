@@ -20,7 +20,7 @@
 //                 (cuBLAS fp32 SGEMM: 2^-22 .. 2^-23; one tf32 pass: 2^-12). Tests bound it by
 //                 (2^-19 + K 2^-24). Needs K % 4 == 0, N even, 16-byte aligned X and W with row strides
 //                 multiple of 4, 8-byte aligned Y and R with even row strides. BMxBN: the CTA tile
-//                 (128x128; 128x64 for N <= 64).
+//                 (128x128, 128x64, 64x64; the heuristic in src/cuda/ops/linear.cu picks by shape).
 //   The CPU and other CUDA cases are left to the caller's BLAS (the torch layer: at::linear);
 //   linear() throws when no variant is eligible, so that a caller never gets a silent fallback.
 //

@@ -28,30 +28,46 @@ _ops = torch.ops.tessera
 _MIN_BYTES = int(_ops.huge_output_min_bytes())
 
 
-class _CpuLinears(torch.autograd.Function):
-    """The projections of one input, x W_i^T + b_i, as one autograd node (one projection: torch's
-    Linear's arithmetic, its output not a view). Forward is one GEMM against the stacked weights,
-    the outputs column blocks (views, rows strided) of its result: on
-    the 2-core development machine [65536, 128] x [128, 512] took 61-65 ms against 92-101 for
-    four [128, 128] GEMMs (OpenBLAS, best of 11). Backward sums the projections' dx in one buffer
-    (torch.mm, then addmm_ per further projection) where autograd would add each dx into a fresh
-    tensor (each such add of a [65536, 128] f32 gradient cost 40-50 ms there, mostly first-touch
-    page faults: TransformerConv's three took 143 of its 1010 profiled fwd+bwd ms). Weight
-    gradients are the Linears' bitwise; outputs and dx are the same sums, dx in another order.
-    The outputs must not be modified in place (autograd refuses it for views a Function returns)."""
+class _Linears(torch.autograd.Function):
+    """The projections of one input, x W_i^T + b_i, as one autograd node (one projection on the CPU:
+    torch's Linear's arithmetic, its output not a view). Forward is one GEMM against the stacked
+    weights, the outputs column blocks (views, rows strided) of its result.
+
+    CPU: the GEMM and dx write the ops' output memory. On the 2-core development machine
+    [65536, 128] x [128, 512] took 61-65 ms against 92-101 for four [128, 128] GEMMs (OpenBLAS, best
+    of 11). Backward sums the projections' dx in one buffer (torch.mm, then addmm_ per further
+    projection) where autograd would add each dx into a fresh tensor (each such add of a
+    [65536, 128] f32 gradient cost 40-50 ms there, mostly first-touch page faults:
+    TransformerConv's three took 143 of its 1010 profiled fwd+bwd ms).
+
+    CUDA fp32 (tessera.linear's tf32x3 kernel, see linears()): the stacked GEMM reads x once and
+    makes one launch instead of one per projection; backward chains dx through tessera.linear, each
+    call adding the sum so far as its residual in the GEMM's epilogue, so the per-Linear dx tensors
+    and autograd's add kernels between them are gone (an add of a [2^20, 128] fp32 gradient moves
+    1.5 GB: 0.37 ms on the H200, bench/results/h200_20261203c); bias gradients are cuBLAS gemv
+    column sums, as in tessera.linear's own backward.
+
+    Weight gradients are the Linears' (gy^T x); outputs and dx are the same sums, dx in another
+    order. The outputs must not be modified in place (autograd refuses it for views a Function
+    returns)."""
     @staticmethod
     def forward(ctx, x, *params):  # w0, b0, w1, b1, ... (a bias may be None)
         ctx.set_materialize_grads(False)
         ws, bs = params[0::2], params[1::2]
         widths = [w.size(0) for w in ws]
-        y = _ops.empty_output([x.size(0), sum(widths)], x.dtype)
         w = ws[0] if len(ws) == 1 else torch.cat(ws)
-        if all(b is None for b in bs):
-            torch.mm(x, w.t(), out=y)
-        else:
+        b = None
+        if any(b is not None for b in bs):
             b = bs[0] if len(bs) == 1 else \
                 torch.cat([b if b is not None else x.new_zeros(n) for b, n in zip(bs, widths)])
-            torch.addmm(b, x, w.t(), out=y)
+        if x.is_cuda:
+            y = _ops.linear(x, w, b)
+        else:
+            y = _ops.empty_output([x.size(0), sum(widths)], x.dtype)
+            if b is None:
+                torch.mm(x, w.t(), out=y)
+            else:
+                torch.addmm(b, x, w.t(), out=y)
         ctx.save_for_backward(x, *ws)
         ctx.has_bias = [b is not None for b in bs]
         return (y,) if len(ws) == 1 else tuple(y.split(widths, dim=1))  # one projection: not a view
@@ -66,14 +82,16 @@ class _CpuLinears(torch.autograd.Function):
             dw = db = None
             if gy is not None:
                 if need[0]:
-                    if dx is None:
+                    if x.is_cuda:  # dx (+)= gy W: the previous sum is the residual of this GEMM
+                        dx = _ops.linear(gy, w.t().contiguous(), None, dx)
+                    elif dx is None:
                         dx = torch.mm(gy, w, out=_ops.empty_output(list(x.shape), x.dtype))
                     else:
                         dx.addmm_(gy, w)
                 if need[1 + 2 * i]:
                     dw = gy.t().mm(x)
                 if ctx.has_bias[i] and need[2 + 2 * i]:
-                    db = gy.sum(0)
+                    db = _ops.column_sums(gy)
             grads += [dw, db]
         return (dx, *grads)
 
@@ -100,23 +118,28 @@ def _tensor_cores(x: Tensor) -> bool:
 
 def linears(lins, x: Tensor):
     """[lin(x) for lin in lins]: on CUDA in fp32, tessera's tensor-core projection (tf32x3: fp32-level
-    error, 1.24-1.43x cuBLAS's fp32 SGEMM on the H200) unless the user allowed TF32; on the CPU,
-    when an output or dx is large, one autograd node (_CpuLinears); otherwise each Linear itself."""
+    error, 1.24-1.43x cuBLAS's fp32 SGEMM on the H200) unless the user allowed TF32, several of them
+    as one autograd node (_Linears); on the CPU, when an output or dx is large, one autograd node
+    (_Linears); otherwise each Linear itself."""
     lins = list(lins)
     # The device is checked first and alone: on a GPU this runs on every layer call's host path,
     # which is the layer's whole time on small graphs (the full checks took ~2 us per call on the
     # development machine, 0.3 us with the device first).
     if not x.is_cpu:
-        if _tensor_cores(x):
+        if not _tensor_cores(x):
+            return [lin(x) for lin in lins]
+        if len(lins) == 1 or not all(_fast_path(lin, x) for lin in lins):
             return [_ops.linear(x, lin.weight, lin.bias) if _fast_path(lin, x) else lin(x) for lin in lins]
-        return [lin(x) for lin in lins]
+        return list(_Linears.apply(x, *_params(lins)))
     if not all(_fast_path(lin, x) for lin in lins) or \
             x.size(0) * max([lin.out_features for lin in lins] + [x.size(-1)]) * x.element_size() < _MIN_BYTES:
         return [lin(x) for lin in lins]
-    params = []
-    for lin in lins:
-        params += [lin.weight, lin.bias]
-    return list(_CpuLinears.apply(x, *params))
+    return list(_Linears.apply(x, *_params(lins)))
+
+
+def _params(lins):
+    """w0, b0, w1, b1, ... of the Linears (a bias may be None), as _Linears takes them."""
+    return [p for lin in lins for p in (lin.weight, lin.bias)]
 
 
 def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:

@@ -80,6 +80,8 @@ void linear_tf32x3_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile) 
     return res ? launch<128, 128, 2, 4, true>(a, s) : launch<128, 128, 2, 4, false>(a, s);
   if (tile.bm == 128 && tile.bn == 64)
     return res ? launch<128, 64, 4, 2, true>(a, s) : launch<128, 64, 4, 2, false>(a, s);
+  if (tile.bm == 64 && tile.bn == 64)
+    return res ? launch<64, 64, 2, 2, true>(a, s) : launch<64, 64, 2, 2, false>(a, s);
   fail("linear: no tf32x3 kernel with a ", tile.bm, "x", tile.bn, " tile");
 }
 

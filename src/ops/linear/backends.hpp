@@ -7,7 +7,7 @@ namespace tessera::ops::detail {
 
 void linear_reference(const LinearArgs& a);
 
-// The CUDA tf32x3 kernel with a BM x BN CTA tile (128x128 or 128x64).
+// The CUDA tf32x3 kernel with a BM x BN CTA tile (128x128, 128x64 or 64x64).
 struct LinearTile {
   int bm = 128, bn = 128;
 };

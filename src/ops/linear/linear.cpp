@@ -32,7 +32,7 @@ tune::Registry<LinearArgs> make_registry() {
          [](const LinearArgs& a, const Exec&) { detail::linear_reference(a); },
          "plain loops, double accumulation (the oracle)"});
 #ifdef TESSERA_WITH_CUDA
-  for (detail::LinearTile t : {detail::LinearTile{128, 128}, detail::LinearTile{128, 64}})
+  for (detail::LinearTile t : {detail::LinearTile{128, 128}, detail::LinearTile{128, 64}, detail::LinearTile{64, 64}})
     r.add({"cuda.tf32x3." + std::to_string(t.bm) + "x" + std::to_string(t.bn), tune::Backend::cuda,
            [](const LinearArgs& a) { return detail::linear_tf32x3_eligible(a); },
            [t](const LinearArgs& a, const Exec& e) { detail::linear_tf32x3_cuda(a, e, t); },
