@@ -57,6 +57,7 @@ class Graph:
         self.cols = self.rows if num_cols is None else int(num_cols)
         self.id = int(_ops.new_graph_id())
         self._transpose = None
+        self._t_values = None  # (values tensor, its version, values[perm])
         self._normalized = {}
 
     # ---- construction -------------------------------------------------------------------
@@ -118,6 +119,19 @@ class Graph:
             self._transpose = (t_rowptr, t_col, perm, int(_ops.new_graph_id()))
         return self._transpose
 
+    def transposed_values(self) -> Optional[Tensor]:
+        """The graph's own values in the transpose's entry order (values[perm]), memoized while the
+        values are unchanged (their version counter); None for an unweighted graph. dX's SpMM reads
+        them (gathered per backward they cost 3.1 of the CPU GCN's 93 fwd+bwd ms on R-MAT 2^16)."""
+        if self.values is None:
+            return None
+        perm = self.transpose()[2]
+        memo = self._t_values
+        if memo is None or memo[0] is not self.values or memo[1] != self.values._version:
+            with torch.no_grad():
+                memo = self._t_values = (self.values, self.values._version, self.values.index_select(0, perm))
+        return memo[2]
+
     def gcn_normalized(self, self_loops: str = "remaining", fill: float = 1.0,
                        dtype: torch.dtype = torch.float32, memo: bool = True) -> "Graph":
         """PyG's gcn_norm. self_loops: remaining (edge_index inputs), replace (torch_sparse
@@ -152,7 +166,8 @@ def spmm(graph: Graph, x: Tensor, values: Optional[Tensor] = None, bias: Optiona
     if not (torch.is_grad_enabled() and x.requires_grad):  # the transpose serves dX only
         return _ops.spmm(graph.rowptr, graph.col, v, x, None, None, None, graph.id, 0, bias)
     t_rowptr, t_col, perm, t_id = graph.transpose()
-    return _ops.spmm(graph.rowptr, graph.col, v, x, t_rowptr, t_col, perm, graph.id, t_id, bias)
+    t_values = graph.transposed_values() if values is None else None  # the memo serves the graph's own values
+    return _ops.spmm(graph.rowptr, graph.col, v, x, t_rowptr, t_col, perm, graph.id, t_id, bias, t_values)
 
 
 def is_torch_sparse_tensor(t) -> bool:

@@ -15,6 +15,8 @@ struct Graph::State {
   uint64_t id = 0;
   std::mutex mu;                                   // guards the memos
   std::unique_ptr<Transpose> transpose;
+  torch::Tensor t_values;                          // values[transpose->perm] at version t_values_version
+  int64_t t_values_version = -1;
   std::map<std::string, Graph> normalized;         // key: self_loops|fill|dtype
 };
 
@@ -92,6 +94,20 @@ const Graph::Transpose& Graph::transpose() const {
   return *s_->transpose;
 }
 
+torch::Tensor Graph::transposed_values() const {
+  TESSERA_GRAPH_STATE();
+  if (!s_->values.defined()) return {};
+  const Transpose& t = transpose();
+  std::lock_guard<std::mutex> lock(s_->mu);
+  const int64_t version = int64_t(s_->values._version());
+  if (!s_->t_values.defined() || s_->t_values_version != version) {
+    torch::NoGradGuard no_grad;
+    s_->t_values = s_->values.index_select(0, t.perm);
+    s_->t_values_version = version;
+  }
+  return s_->t_values;
+}
+
 Graph Graph::gcn_normalized(const std::string& self_loops, double fill, torch::ScalarType dtype, bool memo) const {
   TESSERA_GRAPH_STATE();
   const bool trainable = s_->values.defined() && s_->values.requires_grad();
@@ -124,7 +140,10 @@ torch::Tensor spmm(const Graph& g, const torch::Tensor& x, const c10::optional<t
   const bool needs_dx = torch::GradMode::is_enabled() && x.requires_grad();
   if (!needs_dx) return tessera::pt::spmm(g.rowptr(), g.col(), v, x, {}, {}, {}, int64_t(g.id()), 0, bias);
   const auto& t = g.transpose();
-  return tessera::pt::spmm(g.rowptr(), g.col(), v, x, t.rowptr, t.col, t.perm, int64_t(g.id()), int64_t(t.id), bias);
+  c10::optional<torch::Tensor> t_values;  // the memo serves the graph's own values only
+  if (!(values && values->defined()) && g.weighted()) t_values = g.transposed_values();
+  return tessera::pt::spmm(g.rowptr(), g.col(), v, x, t.rowptr, t.col, t.perm, int64_t(g.id()), int64_t(t.id), bias,
+                           t_values);
 }
 
 }  // namespace tessera::pt

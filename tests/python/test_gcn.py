@@ -114,6 +114,37 @@ def test_spmm_op_gradcheck_double(seed, index_dtype):
     torch.testing.assert_close(db, gy.sum(0))
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device on this machine: GPU test skipped"))])
+def test_graph_memoizes_transposed_values_while_they_are_unchanged(seed, device):
+    """dX reads the graph's memoized values[perm] (no gather per backward): the same dX as the
+    gather, and a memo that follows the values when they change in place or are replaced."""
+    n = 50
+    edge_index = ref.random_graph(n, 300, seed)
+    g = tessera.Graph.from_edge_index(edge_index, torch.rand(300), num_nodes=n).to(device)
+    x = torch.randn(n, 9, device=device, requires_grad=True)
+    gy = torch.randn(n, 9, device=device)
+
+    def dx_of(graph, values=None):
+        x.grad = None
+        graph.spmm(x, values).backward(gy)
+        return x.grad.clone()
+
+    t_rowptr, t_col, perm = tessera.ops.csr_transpose(g.rowptr, g.col, n)
+    want = tessera.ops.spmm(t_rowptr, t_col, g.values[perm.long()], gy)  # A^T dY with the values gathered
+    assert torch.equal(dx_of(g), want)
+    memo = g.transposed_values()
+    assert g.transposed_values() is memo  # memoized
+    assert torch.equal(dx_of(g, values=2 * g.values), 2 * want)  # other values: gathered, not the memo
+    with torch.no_grad():
+        g.values.mul_(3)  # in place: the version moves, the memo is rebuilt
+    assert torch.equal(dx_of(g), tessera.ops.spmm(t_rowptr, t_col, g.values[perm.long()], gy))
+    g.values = torch.rand(300, device=device)  # replaced
+    assert torch.equal(dx_of(g), tessera.ops.spmm(t_rowptr, t_col, g.values[perm.long()], gy))
+    with pytest.raises(RuntimeError, match="t_values .* need t_rowptr, t_col, t_perm and values"):
+        tessera.ops.spmm(g.rowptr, g.col, g.values, x, None, None, None, 0, 0, None, g.values)
+
+
 def test_spmm_op_rejects_a_bias_of_the_wrong_width():
     g = tessera.Graph.from_edge_index(torch.tensor([[0, 1], [1, 0]]), num_nodes=2)
     with pytest.raises(RuntimeError, match="bias must be 1-D with one entry per feature"):

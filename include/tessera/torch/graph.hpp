@@ -52,6 +52,9 @@ class Graph {
     uint64_t id = 0;
   };
   const Transpose& transpose() const;
+  // The graph's own values in the transpose's entry order (values[perm]), memoized while the values
+  // are unchanged (their version counter); undefined for an unweighted graph. dX's SpMM reads them.
+  torch::Tensor transposed_values() const;
 
   // PyG's gcn_norm (see graph_ops.hpp for self_loops modes). memo = true keeps the result on
   // this graph (keyed by the options), unless the values require grad (then the result carries
