@@ -135,6 +135,10 @@ def test_cuda_linears_are_one_node(seed, m, k, outs):
     and an output that gets no gradient (its parameters' grads stay None) included."""
     lins = [torch.nn.Linear(k, o, bias=i != 1).cuda() for i, o in enumerate(outs)]
     x = torch.randn(m, k, device="cuda", requires_grad=True)
+    with torch.no_grad():  # no backward to share: each projection on its own
+        for y, lin in zip(_linear.linears(lins, x), lins):
+            assert y.grad_fn is None and y.is_contiguous()
+            _fp32_level(y, x, lin.weight, lin.bias)
     ys = _linear.linears(lins, x)
     assert ys[0].grad_fn is ys[-1].grad_fn  # one node
     for y, lin in zip(ys, lins):

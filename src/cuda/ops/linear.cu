@@ -52,15 +52,22 @@ void launch(const LinearArgs& a, cudaStream_t s) {
 }  // namespace
 
 LinearTile linear_tf32x3_default_tile(const LinearArgs& a, int device_index) {
-  // H200, GPU time per call (bench/results/h200_20261202g, h200_20261203/small_probe_5caa5ae.txt):
-  // N <= 64: 128x64 wins at every M (the 128x128 tile computes half padding), 2^20 x 64 -> 64
-  // 0.23 vs 0.32 ms. Otherwise 128x128 wins once its grid is several waves (2^20 rows, 1.07-1.12x;
-  // 19717 x 128 -> 1024, 1240 tiles: 95 vs 100 us), and 128x64 wins while the 128x128 grid leaves
-  // multiprocessors idle or a short last wave (2708 rows, 44-176 tiles: 8.0 vs 12.2 us to 18.1 vs
-  // 21.1 us; 19717 rows, 155-310 tiles: 28.7 vs 30.8 us). Two CTAs fit a multiprocessor, so
-  // "several waves" is taken as 4 tiles per multiprocessor.
+  // H200, GPU time per call from CUDA graphs (bench/results/h200_20261202g, h200_20261203,
+  // h200_20261203c/tile_probe_*.txt).
+  // - Up to 2 tiles of 128x128 per multiprocessor: 64x64, whose 4x as many CTAs (4 fit an SM) fill
+  //   the machine where the big tiles leave a short, half-empty last wave: 19717 x 1024 -> 128 (a
+  //   GATv2 8x128 dx, 155 tiles) 109 -> 94 us, 19717 x 256 -> 128 30.8 -> 26.3, 2708 x 1024 -> 128
+  //   39.6 -> 24.4, 2708 x 128 -> 512 13.0 -> 10.2 (against the 128x64 the rule below took).
+  // - N <= 64: 128x64 wins at every M (the 128x128 tile computes half padding), 2^20 x 64 -> 64
+  //   0.23 vs 0.32 ms.
+  // - Otherwise 128x128 once its grid is several waves (2^20 rows, 1.07-1.12x; 19717 x 128 -> 1024,
+  //   1240 tiles: 95 vs 100 us; 65536 x 1024 -> 128, 512 tiles: 269 vs 292 (128x64) and 316 (64x64)),
+  //   and 128x64 while the 128x128 grid is short of 3 tiles per SM (19717 x 128 -> 256, 310 tiles:
+  //   28.7 vs 30.8 us). The 3 lies between those two measurements (2.3 and 3.9 tiles per SM).
+  const int64_t sms = cuda_multiprocessors(device_index);
   const int64_t tiles_128 = ((a.X.rows + 127) / 128) * ((a.W.rows + 127) / 128);
-  if (a.W.rows <= 64 || tiles_128 < 4 * int64_t(cuda_multiprocessors(device_index))) return {128, 64};
+  if (tiles_128 <= 2 * sms) return {64, 64};
+  if (a.W.rows <= 64 || tiles_128 < 3 * sms) return {128, 64};
   return {128, 128};
 }
 
