@@ -1,6 +1,6 @@
-# call 3 (2026-12-03c): the tile heuristic with 64x64 and the no-grad forward path: CUDA ctest, full pytest,
-# tile probe (heuristic against each tile), gap probe, the attention layer benchmark on all graphs.
+# call 3 (2026-12-03c, trimmed to the device time left): the 64x64 heuristic and the no-grad path at 8c233f4:
+# LinearCuda ctest, test_linear.py, the tile probe at the changed shapes.
 export PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p $R
-timeout 215 bash .carry/exp/call3_steps.sh > $R/log.txt 2>&1
+timeout 150 bash .carry/exp/call3_steps.sh > $R/log.txt 2>&1
 cd $OUT && tar czf r.tgz r && rm -rf r
