@@ -57,9 +57,9 @@ class _Linears(torch.autograd.Function):
         widths = [w.size(0) for w in ws]
         w = ws[0] if len(ws) == 1 else torch.cat(ws)
         b = None
-        if any(b is not None for b in bs):
+        if any(bias is not None for bias in bs):
             b = bs[0] if len(bs) == 1 else \
-                torch.cat([b if b is not None else x.new_zeros(n) for b, n in zip(bs, widths)])
+                torch.cat([bias if bias is not None else x.new_zeros(n) for bias, n in zip(bs, widths)])
         if x.is_cuda:
             y = _ops.linear(x, w, b)
         else:
@@ -118,9 +118,9 @@ def _tensor_cores(x: Tensor) -> bool:
 
 def linears(lins, x: Tensor):
     """[lin(x) for lin in lins]: on CUDA in fp32, tessera's tensor-core projection (tf32x3: fp32-level
-    error, 1.24-1.43x cuBLAS's fp32 SGEMM on the H200) unless the user allowed TF32, several of them
-    as one autograd node (_Linears); on the CPU, when an output or dx is large, one autograd node
-    (_Linears); otherwise each Linear itself."""
+    error, 1.24-1.43x cuBLAS's fp32 SGEMM on the H200) unless the user allowed TF32; one autograd
+    node (_Linears) for several of them when a backward needs them (CUDA) or for any large output
+    or dx (CPU); otherwise each Linear itself."""
     lins = list(lins)
     # The device is checked first and alone: on a GPU this runs on every layer call's host path,
     # which is the layer's whole time on small graphs (the full checks took ~2 us per call on the
@@ -131,18 +131,20 @@ def linears(lins, x: Tensor):
         # One node only when there is a backward to share: without one, the stacked weights' cat
         # and the Python Function cost a host-bound small-graph forward more than the one launch
         # saves (Cora GATv2 forward 0.12 -> 0.16 ms on the H200, h200_20261203c).
-        if len(lins) == 1 or not all(_fast_path(lin, x) for lin in lins) or not _grad_needed(x, lins):
-            return [_ops.linear(x, lin.weight, lin.bias) if _fast_path(lin, x) else lin(x) for lin in lins]
-        return list(_Linears.apply(x, *_params(lins)))
+        fast = [_fast_path(lin, x) for lin in lins]
+        params = _params(lins)
+        if len(lins) > 1 and all(fast) and needs_grad(x, *params):
+            return list(_Linears.apply(x, *params))
+        return [_ops.linear(x, lin.weight, lin.bias) if f else lin(x) for lin, f in zip(lins, fast)]
     if not all(_fast_path(lin, x) for lin in lins) or \
             x.size(0) * max([lin.out_features for lin in lins] + [x.size(-1)]) * x.element_size() < _MIN_BYTES:
         return [lin(x) for lin in lins]
     return list(_Linears.apply(x, *_params(lins)))
 
 
-def _grad_needed(x: Tensor, lins) -> bool:
-    return torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for lin in lins for p in
-                                                               (lin.weight, lin.bias) if p is not None))
+def needs_grad(*tensors) -> bool:
+    """Whether autograd will record an op on these tensors (None entries ignored)."""
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
 
 
 def _params(lins):
