@@ -3,7 +3,8 @@
 weights (PyG's state_dict loaded into tessera's layer), same graph, same run, fp32 (or --dtype).
 
 Per graph, (H, C) and layer: forward and forward+backward (w.r.t. x and every parameter; CUDA
-events, median), peak memory above the inputs (max_memory_allocated delta during forward+backward),
+events, median of at least --reps calls and of 200 ms of them), peak memory above the inputs
+(max_memory_allocated delta during forward+backward),
 the maximum output difference, and the ratios against the issue's targets (GATv2 forward >= 10x,
 forward+backward >= 5x, memory <= 1/15; TransformerConv >= 8x, >= 4x, <= 1/10).
 
@@ -36,6 +37,9 @@ import bench_common as bc
 TARGETS = {"gatv2": {"forward": 10.0, "forward_backward": 5.0, "memory": 1 / 15},
            "transformer": {"forward": 8.0, "forward_backward": 4.0, "memory": 1 / 10}}
 PYG_NAMES = {"gatv2": "GATv2Conv", "transformer": "TransformerConv"}
+# Each timing runs at least --reps calls and at least this many ms of them (small graphs: ~100-400
+# calls, so their host-bound medians repeat between runs).
+MIN_MS = 200.0
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -43,7 +47,7 @@ def measure(conv, x, edge_index, reps, edge_attr=None):
     """(forward ms, forward+backward ms, peak bytes above the inputs) or raises torch OOM."""
     extra = () if edge_attr is None else (edge_attr,)
     with torch.no_grad():
-        fwd = bc.median_ms_cuda(lambda: conv(x, edge_index, *extra), warmup=1, reps=reps)
+        fwd = bc.median_ms_cuda(lambda: conv(x, edge_index, *extra), warmup=1, reps=reps, min_ms=MIN_MS)
         gy = torch.ones_like(conv(x, edge_index, *extra))
     xg = x.detach().clone().requires_grad_()
 
@@ -52,7 +56,7 @@ def measure(conv, x, edge_index, reps, edge_attr=None):
         xg.grad = None
         conv(xg, edge_index, *extra).backward(gy)
 
-    fb = bc.median_ms_cuda(fwd_bwd, warmup=1, reps=reps)
+    fb = bc.median_ms_cuda(fwd_bwd, warmup=1, reps=reps, min_ms=MIN_MS)
     conv.zero_grad(set_to_none=True)
     xg.grad = None
     if hasattr(conv, "_graph_cache"):  # tessera keeps the CSR of a reused edge_index: count it in the peak

@@ -8,7 +8,11 @@ path; this script is the diagnostic for that regime.
 
     python3 bench/host_overhead.py [--layer gcn|gatv2|transformer] [--hc 4x64] [--graph cora]
                                    [--data-dir DIR] [--width 64] [--device cuda] [--json OUT.json]
---width is GCN's input and output width and the attention layers' input width.
+                                   [--profile forward|forward+backward]
+--width is GCN's input and output width and the attention layers' input width. --profile picks the
+call the profiler tables show (forward+backward: attention layers); with it, a cProfile table of
+the calling thread's Python functions follows (on CUDA, autograd runs backward on its own thread,
+which cProfile does not see: the torch profiler's table covers every thread).
 """
 import argparse
 import time
@@ -41,7 +45,10 @@ def main():
     p.add_argument("--width", type=int, default=64)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--json", default=None)
+    p.add_argument("--profile", default="forward", choices=["forward", "forward+backward"])
     a = p.parse_args()
+    if a.profile != "forward" and a.layer == "gcn":
+        p.error("--profile forward+backward is for the attention layers")
     bc.import_tessera()
     import tessera.nn as tnn
     dev = torch.device(a.device)
@@ -53,17 +60,26 @@ def main():
     n = rowptr.numel() - 1
     ei = bc.edge_index_of(rowptr, col, dev)
     x = torch.randn(n, a.width, device=dev)
-    ours, rows = attention_rows(a, tnn, x, ei, dev, sync) if a.layer != "gcn" else gcn_rows(a, tnn, x, ei, dev, sync)
+    ours, rows, calls = attention_rows(a, tnn, x, ei, dev, sync) if a.layer != "gcn" else gcn_rows(a, tnn, x, ei, dev, sync)
     print(f"{name}: {n} nodes, {ei.size(1)} edges, {a.layer}, width {a.width}, device {dev}; host microseconds per call")
     for k, v in rows.items():
         print(f"  {k:40s} {v:8.1f}")
     acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if dev.type == "cuda" else [])
-    with torch.no_grad(), torch.profiler.profile(activities=acts) as prof:
+    call = calls[a.profile]
+    with torch.profiler.profile(activities=acts) as prof:
         for _ in range(100):
-            ours(x, ei)
+            call()
         if sync:
             sync()
-    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
+    print(f"torch profiler, 100 calls of the {a.profile}:")
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=30))
+    if a.profile != "forward":
+        import cProfile
+        import pstats
+        prof_py = cProfile.Profile()
+        prof_py.runcall(lambda: [call() for _ in range(200)])
+        print(f"cProfile, 200 calls of the {a.profile} (calling thread):")
+        pstats.Stats(prof_py).sort_stats("tottime").print_stats(25)
     if a.json:
         bc.write_json(a.json, {"benchmark": "host_overhead", "graph": name, "layer": a.layer, "hc": a.hc,
                                "width": a.width, "device": str(dev), "host_us_per_call": rows})
@@ -92,7 +108,16 @@ def attention_rows(a, tnn, x, ei, dev, sync):
         lin = ours.lin_l if a.layer == "gatv2" else ours.lin_query
         rows["one projection (torch Linear)"] = host_us(lambda: lin(x), sync=sync)
         rows["torch empty_like (floor of one op)"] = host_us(lambda: torch.empty_like(x), sync=sync)
-    return ours, rows
+
+    def forward():
+        with torch.no_grad():
+            ours(x, ei)
+
+    def forward_backward():
+        ours.zero_grad(set_to_none=True)
+        xg.grad = None
+        ours(xg, ei).backward(gy)
+    return ours, rows, {"forward": forward, "forward+backward": forward_backward}
 
 
 def gcn_rows(a, tnn, x, ei, dev, sync):
@@ -117,7 +142,11 @@ def gcn_rows(a, tnn, x, ei, dev, sync):
             rows["PyG GCNConv forward"] = host_us(lambda: peer(x, ei), sync=sync)
         except ImportError:
             pass
-    return ours, rows
+
+    def forward():
+        with torch.no_grad():
+            ours(x, ei)
+    return ours, rows, {"forward": forward}
 
 
 if __name__ == "__main__":
