@@ -4,9 +4,8 @@
 // no projection buffer instead of a projection and an add). CUDA fp32 runs the core's tf32x3
 // tensor-core kernel (include/tessera/ops/linear.hpp) when a variant is eligible; everything else
 // (CPU, other dtypes, ineligible shapes) is at::linear, plus the residual.
-// Backward: dx = dy weight through this op again (so it runs on the same kernel, the transposed
-// weight made contiguous: [out, in] -> [in, out], small), dweight = dy^T x, dbias = column sums,
-// dresidual = dy.
+// Backward: dx = dy weight on the same kernel, reading the weight as stored (LinearArgs::w_transposed),
+// dweight = dy^T x, dbias = column sums, dresidual = dy.
 // The Python layers call it for fp32 CUDA Linears when torch's float32 matmul precision is
 // "highest" (a user who allows TF32 gets cuBLAS's TF32 through the Linear itself).
 #include "boundary.hpp"
@@ -15,13 +14,44 @@
 #include <torch/library.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/GradMode.h>
 
 #include "column_sums.hpp"
+#include "linear_op.hpp"
 #include "needs_grad.hpp"
 #include "tessera/ops/linear.hpp"
 #include "views.hpp"
 
 namespace tessera::pt {
+
+bool linear_into(const at::Tensor& y, const at::Tensor& x_in, const at::Tensor& weight_in, const at::Tensor& bias,
+                 const at::Tensor& residual, bool w_transposed) {
+  if (!x_in.is_cuda() || x_in.scalar_type() != at::kFloat || weight_in.scalar_type() != at::kFloat ||
+      (bias.defined() && bias.scalar_type() != at::kFloat))
+    return false;
+  const at::Tensor x = x_in.stride(1) == 1 ? x_in : x_in.contiguous();
+  const at::Tensor w = weight_in.is_contiguous() ? weight_in : weight_in.contiguous();
+  const at::Tensor b = bias.defined() ? bias.contiguous() : at::Tensor();
+  TorchExec ex(x);
+  const Device dev = ex.device();
+  ops::LinearArgs a;
+  a.w_transposed = w_transposed;
+  a.X = dense_view(x, dev, "linear", "x");
+  a.W = dense_view(w, dev, "linear", "weight");
+  a.Y = dense_view(y, dev, "linear", "y");
+  if (b.defined()) {
+    TESSERA_CHECK(b.device() == x.device(), "linear: bias on ", b.device(), " but x on ", x.device());
+    a.bias = b.data_ptr();
+  }
+  at::Tensor r;
+  if (residual.defined()) {
+    r = residual.stride(1) == 1 ? residual : residual.contiguous();
+    a.R = dense_view(r, dev, "linear", "residual");
+  }
+  if (!ops::linear_supported(a, ex.get())) return false;
+  ops::linear(a, ex.get());
+  return true;
+}
 
 namespace {
 
@@ -60,27 +90,10 @@ at::Tensor linear_kernel(const at::Tensor& x_in, const at::Tensor& weight_in, co
   if (!x_in.is_cuda() || x_in.scalar_type() != at::kFloat || weight_in.scalar_type() != at::kFloat ||
       (has(bias) && bias->scalar_type() != at::kFloat))
     return torch_linear(x_in, weight_in, bias, residual);
-  const at::Tensor x = x_in.stride(1) == 1 ? x_in : x_in.contiguous();
-  const at::Tensor w = weight_in.is_contiguous() ? weight_in : weight_in.contiguous();
-  const at::Tensor b = has(bias) ? bias->contiguous() : at::Tensor();
-  TorchExec ex(x);
-  const Device dev = ex.device();
-  auto y = at::empty({x.size(0), w.size(0)}, x.options());
-  ops::LinearArgs a;
-  a.X = dense_view(x, dev, "linear", "x");
-  a.W = dense_view(w, dev, "linear", "weight");
-  a.Y = dense_view(y, dev, "linear", "y");
-  if (b.defined()) {
-    TESSERA_CHECK(b.device() == x.device(), "linear: bias on ", b.device(), " but x on ", x.device());
-    a.bias = b.data_ptr();
-  }
-  at::Tensor r;
-  if (has(residual)) {
-    r = residual->stride(1) == 1 ? *residual : residual->contiguous();
-    a.R = dense_view(r, dev, "linear", "residual");
-  }
-  if (!ops::linear_supported(a, ex.get())) return torch_linear(x_in, weight_in, bias, residual);
-  ops::linear(a, ex.get());
+  auto y = at::empty({x_in.size(0), weight_in.size(0)}, x_in.options());
+  const at::Tensor b = has(bias) ? *bias : at::Tensor();
+  const at::Tensor r = has(residual) ? *residual : at::Tensor();
+  if (!linear_into(y, x_in, weight_in, b, r)) return torch_linear(x_in, weight_in, bias, residual);
   return y;
 }
 
@@ -88,6 +101,17 @@ at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const OptT
                        const OptTensor& residual = {}) {
   static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("tessera::linear", "").typed<decltype(linear_kernel)>();
   return op.call(x, weight, bias, residual);
+}
+
+// dx = dy weight: on CUDA fp32 the kernel reads the [out, in] weight as stored (no transposed
+// copy); under create_graph (or where the kernel cannot run) through this op again, so autograd
+// records it.
+at::Tensor input_grad(const at::Tensor& dy, const at::Tensor& weight) {
+  if (!c10::GradMode::is_enabled() && dy.is_cuda()) {
+    at::Tensor dx = at::empty({dy.size(0), weight.size(1)}, dy.options());
+    if (linear_into(dx, dy, weight, {}, {}, /*w_transposed=*/true)) return dx;
+  }
+  return call_linear(dy, weight.t().contiguous(), {});
 }
 
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
@@ -108,7 +132,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     const at::Tensor& weight = saved[1];
     const at::Tensor& dy = grads[0];
     at::Tensor dx, dw, db;
-    if (ctx->needs_input_grad(0)) dx = call_linear(dy, weight.t().contiguous(), {});
+    if (ctx->needs_input_grad(0)) dx = input_grad(dy, weight);
     if (ctx->needs_input_grad(1)) dw = dy.t().mm(x);
     if (ctx->saved_data["bias_grad"].toBool()) db = column_sums(dy, dy.scalar_type());
     const at::Tensor dr = ctx->saved_data["residual_grad"].toBool() ? dy : at::Tensor();

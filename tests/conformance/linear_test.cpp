@@ -40,6 +40,18 @@ TEST(Linear, ReferenceHandChecked) {
   a.R = a.Y;
   ops::linear(a, Exec::cpu());
   EXPECT_EQ(y, (std::vector<float>{4, -2, 10, 0, 16, 2}));
+  // w_transposed: W given K x N, Y = X W. The same W stored transposed gives the first result.
+  std::vector<float> wt{1, 1, 0, -1}, y2(6, -7);
+  ops::LinearArgs t{view(x, 3, 2, 2), view(wt, 2, 2, 2), view(y2, 3, 2, 2), b.data()};
+  t.w_transposed = true;
+  ops::linear(t, Exec::cpu());
+  EXPECT_EQ(y2, (std::vector<float>{1.5f, -2, 3.5f, -2, 5.5f, -2}));
+  // A K x N W with N != K: X (3 x 2) W (2 x 3).
+  std::vector<float> w23{1, 0, 2, 0, 1, -1}, y3(9);
+  ops::LinearArgs t3{view(x, 3, 2, 2), view(w23, 2, 3, 3), view(y3, 3, 3, 3)};
+  t3.w_transposed = true;
+  ops::linear(t3, Exec::cpu());
+  EXPECT_EQ(y3, (std::vector<float>{1, 2, 0, 3, 4, 2, 5, 6, 4}));
 }
 
 TEST(Linear, BadInputNamesTheProblem) {
@@ -55,6 +67,11 @@ TEST(Linear, BadInputNamesTheProblem) {
   expect_error({view(x, 3, 4, 4), view(w, 2, 3, 3), view(y, 3, 2, 2)}, "X has 4 columns but W has 3");
   expect_error({view(x, 3, 4, 4), view(w, 2, 4, 4), view(y, 3, 3, 3)}, "Y is 3 x 3 but X W^T is 3 x 2");
   expect_error({view(x, 3, 4, 3), view(w, 2, 4, 4), view(y, 3, 2, 2)}, "leading dimension 3 < 4");
+  ops::LinearArgs wt{view(x, 3, 4, 4), view(w, 3, 2, 2), view(y, 3, 2, 2)};
+  wt.w_transposed = true;
+  expect_error(wt, "X has 4 columns but W (K x N) has 3 rows");
+  wt.W = view(w, 4, 3, 3);
+  expect_error(wt, "Y is 3 x 2 but X W is 3 x 3");
   expect_error({view(x, 3, 4, 4), view(w, 2, 4, 4), view(x, 3, 2, 2)}, "Y overlaps an input");
   ops::LinearArgs f64{view(x, 3, 4, 4), view(w, 2, 4, 4), view(y, 3, 2, 2)};
   f64.W.dtype = DType::f64;
@@ -89,6 +106,7 @@ struct Shape {
   int64_t m, n, k, ldx, ldy;
   bool bias;
   Residual residual = Residual::none;
+  bool wt = false;  // W stored K x N (LinearArgs::w_transposed)
 };
 
 // Every CUDA variant: |y - ref| <= (2^-19 + K 2^-24) (sum_k |x w| + |b| + |r|): the split's product error
@@ -103,8 +121,12 @@ void check_cuda(const Shape& s, uint64_t salt) {
   // in_y: Y starts as the residual (Y += X W^T + b).
   const std::vector<float>& r_vals = s.residual == Residual::in_y ? y0 : r;
   std::vector<float> want = y0;
-  ops::LinearArgs ref{view(x, s.m, s.k, s.ldx), view(w, s.n, s.k, s.k), view(want, s.m, s.n, s.ldy),
+  // W's N x K entry (j, q), in either layout.
+  auto w_at = [&](int64_t j, int64_t q) { return w[size_t(s.wt ? q * s.n + j : j * s.k + q)]; };
+  const int64_t w_rows = s.wt ? s.k : s.n, w_cols = s.wt ? s.n : s.k;
+  ops::LinearArgs ref{view(x, s.m, s.k, s.ldx), view(w, w_rows, w_cols, w_cols), view(want, s.m, s.n, s.ldy),
                       s.bias ? b.data() : nullptr};
+  ref.w_transposed = s.wt;
   if (s.residual == Residual::apart) ref.R = view(r, s.m, s.n, s.ldy);
   if (s.residual == Residual::in_y) ref.R = ref.Y;
   ops::linear(ref, Exec::cpu(), "reference");
@@ -113,7 +135,7 @@ void check_cuda(const Shape& s, uint64_t salt) {
     for (int64_t j = 0; j < s.n; ++j) {
       double m = s.bias ? std::fabs(double(b[j])) : 0.0;
       if (s.residual != Residual::none) m += std::fabs(double(r_vals[i * s.ldy + j]));
-      for (int64_t q = 0; q < s.k; ++q) m += std::fabs(double(x[i * s.ldx + q]) * double(w[j * s.k + q]));
+      for (int64_t q = 0; q < s.k; ++q) m += std::fabs(double(x[i * s.ldx + q]) * double(w_at(j, q)));
       mag[i * s.n + j] = m;
     }
   const Device dev{DeviceKind::cuda, 0};
@@ -123,13 +145,15 @@ void check_cuda(const Shape& s, uint64_t salt) {
                            " ldx=" + std::to_string(s.ldx) + " ldy=" + std::to_string(s.ldy) +
                            (s.bias ? " bias" : "") +
                            (s.residual == Residual::apart ? " residual" : s.residual == Residual::in_y ? " Y+=" : "") +
+                           (s.wt ? " W^T" : "") +
                            " seed " + std::to_string(testing::seed(salt));
   int ran = 0;
   for (const auto& v : ops::linear_registry().all()) {
     if (v.backend != tune::Backend::cuda) continue;
     DeviceFloats dy(y0);
-    ops::LinearArgs a{{dx.p, DType::f32, s.m, s.k, s.ldx, dev}, {dw.p, DType::f32, s.n, s.k, s.k, dev},
+    ops::LinearArgs a{{dx.p, DType::f32, s.m, s.k, s.ldx, dev}, {dw.p, DType::f32, w_rows, w_cols, w_cols, dev},
                       {dy.p, DType::f32, s.m, s.n, s.ldy, dev}, s.bias ? db.p : nullptr};
+    a.w_transposed = s.wt;
     if (s.residual == Residual::apart) a.R = {dr.p, DType::f32, s.m, s.n, s.ldy, dev};
     if (s.residual == Residual::in_y) a.R = a.Y;
     ASSERT_TRUE(ops::linear_registry().is_eligible(v, a, dev)) << v.name << " " << what;
@@ -166,6 +190,11 @@ TEST(LinearCuda, EveryVariantMatchesReference) {
       {1, 64, 64, 64, 64, true},
       {517, 130, 68, 68, 132, true, Residual::apart},  // strided residual and Y
       {300, 64, 36, 36, 64, false, Residual::in_y},    // Y += X W^T (the 128x64 tile too)
+      // W stored K x N (a Linear's dX = dY W): N and K past the tiles, strided X and Y, Y +=.
+      {1000, 36, 20, 20, 36, true, Residual::none, true},
+      {517, 132, 68, 68, 136, false, Residual::apart, true},
+      {129, 128, 1024, 1028, 128, false, Residual::in_y, true},
+      {33, 4, 4, 4, 4, true, Residual::none, true},
   };
   if (!small) shapes.push_back({4099, 200, 300, 300, 200, true});
   uint64_t salt = 1;

@@ -34,6 +34,46 @@ def test_gradcheck_double(seed):
     assert torch.autograd.gradgradcheck(lambda x, w, b, r: ops.linear(x, w, b, r), (x, w, b, r))
 
 
+def _linears_reference(x, ws, bs):
+    return tuple(torch.nn.functional.linear(x, w, b) for w, b in zip(ws, bs))
+
+
+def test_linears_op_cpu_is_the_stacked_linear_and_differentiable(seed):
+    """tessera.linears on the CPU: the projections as column blocks of one stacked GEMM (equal to
+    the Linears within float rounding), a missing bias included; gradients of x, every weight and
+    present bias in double by gradcheck, and through create_graph by gradgradcheck."""
+    x = torch.randn(23, 6, dtype=torch.float64, requires_grad=True)
+    ws = [torch.randn(n, 6, dtype=torch.float64, requires_grad=True) for n in (4, 3, 5)]
+    b0, b2 = (torch.randn(n, dtype=torch.float64, requires_grad=True) for n in (4, 5))
+
+    def f(x, w0, w1, w2, b0, b2):
+        return tuple(ops.linears(x, [w0, w1, w2], [b0, None, b2]))
+    for got, want in zip(f(x, *ws, b0, b2), _linears_reference(x, ws, [b0, None, b2])):
+        torch.testing.assert_close(got, want)
+    assert torch.autograd.gradcheck(f, (x, *ws, b0, b2))
+    assert torch.autograd.gradgradcheck(f, (x, *ws, b0, b2))
+    # An output without a gradient leaves its weight's and bias's grads None.
+    ys = ops.linears(x, ws, [b0, None, b2])
+    ys[1].sum().backward()
+    assert ws[0].grad is None and b0.grad is None and ws[1].grad is not None and x.grad is not None
+    with torch.no_grad():
+        assert all(y.grad_fn is None for y in ops.linears(x, ws, [b0, None, b2]))
+
+
+def test_linears_op_bad_input_names_the_problem():
+    x = torch.randn(5, 8)
+    with pytest.raises(RuntimeError, match=r"linears: 2 weights but 1 biases"):
+        ops.linears(x, [torch.randn(3, 8), torch.randn(2, 8)], [None])
+    with pytest.raises(RuntimeError, match=r"linears: weight 1 must be \[out_features, 8\]"):
+        ops.linears(x, [torch.randn(3, 8), torch.randn(2, 7)], [None, None])
+    with pytest.raises(RuntimeError, match=r"linears: bias 0 must be \[3\]"):
+        ops.linears(x, [torch.randn(3, 8)], [torch.randn(4)])
+    with pytest.raises(RuntimeError, match=r"linears: weight 0 is Double"):
+        ops.linears(x, [torch.randn(3, 8, dtype=torch.float64)], [None])
+    with pytest.raises(RuntimeError, match=r"linears: no weights"):
+        ops.linears(x, [], [])
+
+
 def test_bad_input_names_the_problem():
     with pytest.raises(RuntimeError, match=r"weight must be \[out_features, 8\]"):
         ops.linear(torch.randn(5, 8), torch.randn(3, 7))
@@ -129,15 +169,16 @@ def test_cuda_residual(seed):
 @needs_cuda
 @pytest.mark.parametrize("m,k,outs", [(4099, 128, (256, 256)), (517, 68, (130, 36, 130)), (7, 4, (2, 6))])
 def test_cuda_linears_are_one_node(seed, m, k, outs):
-    """Several projections of one x (GATv2's lin_l/lin_r, the Transformer's q/k/v) as one node: one
-    stacked GEMM forward, dx chained through the GEMM's residual epilogue, db by column sums. Each
+    """Several projections of one x (GATv2's lin_l/lin_r, the Transformer's q/k/v) as one op and node
+    (tessera.linears): a kernel per column block of one output, dx accumulated through the kernel's
+    residual epilogue, db by column sums. Each
     output and dx within fp32-level error of double; dW, db as the Linears' own; a bias-free Linear
     and an output that gets no gradient (its parameters' grads stay None) included."""
     lins = [torch.nn.Linear(k, o, bias=i != 1).cuda() for i, o in enumerate(outs)]
     x = torch.randn(m, k, device="cuda", requires_grad=True)
-    with torch.no_grad():  # no backward to share: each projection on its own
+    with torch.no_grad():  # no node, the same op
         for y, lin in zip(_linear.linears(lins, x), lins):
-            assert y.grad_fn is None and y.is_contiguous()
+            assert y.grad_fn is None
             _fp32_level(y, x, lin.weight, lin.bias)
     ys = _linear.linears(lins, x)
     assert ys[0].grad_fn is ys[-1].grad_fn  # one node
@@ -157,6 +198,46 @@ def test_cuda_linears_are_one_node(seed, m, k, outs):
         if lin.bias is not None:
             g = gys[i].double()
             assert bool(((lin.bias.grad.double() - g.sum(0)).abs() <= g.abs().sum(0) * m * 2.0 ** -24).all())
+
+
+@needs_cuda
+def test_cuda_linears_op_with_a_block_the_kernel_cannot_take(seed):
+    """An odd width puts the next column block off the kernel's 8-byte alignment: the op then runs
+    the stacked GEMM (torch's), with the same outputs and gradients as the Linears."""
+    x = torch.randn(300, 64, device="cuda", requires_grad=True)
+    ws = [torch.randn(n, 64, device="cuda", requires_grad=True) for n in (33, 64)]
+    bs = [torch.randn(33, device="cuda", requires_grad=True), None]
+    ys = ops.linears(x, ws, bs)
+    want = _linears_reference(x, ws, bs)
+    for y, r in zip(ys, want):
+        torch.testing.assert_close(y, r, rtol=1e-5, atol=1e-5)
+    gys = [torch.randn_like(y) for y in ys]
+    got = torch.autograd.grad(ys, [x, *ws, bs[0]], gys)
+    ref = torch.autograd.grad(want, [x, *ws, bs[0]], gys)
+    for g, r in zip(got, ref):
+        torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-4)
+
+
+@needs_cuda
+def test_cuda_column_sums_keep_their_ones_and_allow_capture(seed):
+    """CUDA column sums read a kept vector of ones (src/torch/cuda/ones.cpp): right sums for a
+    shorter and a longer input than before, and inside a captured CUDA graph whose rows outnumber
+    the kept ones (made per call there), replayed after the kept vector has grown."""
+    def check(t, got):
+        want = t.double().sum(0)
+        assert bool(((got.double() - want).abs() <= t.double().abs().sum(0) * 2.0 ** -20 + 1e-30).all())
+    for rows in (1000, 37, 70001):
+        t = torch.randn(rows, 24, device="cuda")
+        check(t, ops.column_sums(t))
+    big = torch.randn(3_000_001, 2, device="cuda")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = ops.column_sums(big)
+    check(big, ops.column_sums(big))  # eager: grows the kept vector
+    out.fill_(0)
+    graph.replay()
+    torch.cuda.synchronize()
+    check(big, out)
 
 
 @needs_cuda

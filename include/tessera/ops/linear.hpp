@@ -10,6 +10,10 @@
 //   (TransformerConv's lin_skip) then writes its sum with the attention output in one pass instead
 //   of a projection and an add. Rows may be strided (ld >= cols). Same dtype and device for all.
 //   K = 0 gives Y = bias (or 0) (+ R).
+//   w_transposed: W is given as K x N instead (W[k, j] = the N x K weight's [j, k]), so Y = X W: a
+//   Linear's input gradient dX = dY W reads the [out, in] weight as it is stored, where it would
+//   otherwise be transposed into a contiguous copy first (an allocation and a copy launch per
+//   projection per backward, on the host path of every small-graph training step).
 //
 // Backends and variants (linear_registry()):
 //   reference     plain loops, double accumulation, every floating dtype (the oracle).
@@ -19,7 +23,8 @@
 //                 sum_k |X[i,k] W[j,k]| on the H200: 2^-20 .. 2^-21 for K <= 260, 2^-19 at K = 1024
 //                 (cuBLAS fp32 SGEMM: 2^-22 .. 2^-23; one tf32 pass: 2^-12). Tests bound it by
 //                 (2^-19 + K 2^-24). Needs K % 4 == 0, N even, 16-byte aligned X and W with row strides
-//                 multiple of 4, 8-byte aligned Y and R with even row strides. BMxBN: the CTA tile
+//                 multiple of 4, 8-byte aligned Y and R with even row strides; with w_transposed
+//                 N % 4 == 0 too (W's rows are read in 16-byte chunks along N). BMxBN: the CTA tile
 //                 (128x128, 128x64, 64x64; the heuristic in src/cuda/ops/linear.cu picks by shape).
 //   The CPU and other CUDA cases are left to the caller's BLAS (the torch layer: at::linear);
 //   linear() throws when no variant is eligible, so that a caller never gets a silent fallback.
@@ -37,10 +42,13 @@ namespace tessera::ops {
 
 struct LinearArgs {
   DenseView X;                  // M x K
-  DenseView W;                  // N x K
+  DenseView W;                  // N x K (K x N with w_transposed)
   DenseView Y;                  // M x N (written)
   const void* bias = nullptr;   // N values of Y's dtype, or nullptr
   DenseView R{};                // M x N residual added to Y, or absent (data null)
+  bool w_transposed = false;    // W stored K x N: Y = X W
+
+  int64_t n() const { return w_transposed ? W.cols : W.rows; }  // output width N
 };
 
 // Y = X W^T (+ b). variant "" = requested (TESSERA_VARIANT_LINEAR) > tuned > cache > heuristic.

@@ -4,7 +4,9 @@ the CPU, with their outputs on the ops' output memory.
 CUDA: torch.ops.tessera.linear (src/torch/linear_op.cpp) runs fp32 as three tf32 tensor-core
 products (include/tessera/ops/linear.hpp: error <= 2^-20 of sum |x w| against fp32 SGEMM's ~2^-22,
 where one TF32 pass is 2^-12), 1.24-1.43x faster than cuBLAS's fp32 SGEMM on the H200 at 2^20
-rows; dx in backward too. A user who allows TF32 (torch.set_float32_matmul_precision("high"))
+rows; dx in backward too. Several projections of one input (linears(), project()) are one op and
+one autograd node, tessera.linears (src/torch/linears_op.cpp): one output buffer whose column blocks
+the kernel writes, dx summed in one buffer. A user who allows TF32 (torch.set_float32_matmul_precision("high"))
 gets the Linear, i.e. cuBLAS's TF32, which is faster still and what they asked for.
 
 CPU: a fresh CPU tensor of tens of MB is faulted in 4 KB pages on its first write (src/torch/outputs.hpp
@@ -14,7 +16,8 @@ and this gives the projections' outputs, and dx in backward, the same memory. Me
 47-50 -> 35 ms with GOMP_SPINCOUNT=1000, 43-50 -> 41-45 ms with libgomp's default spinning (see
 the README's CPU threads note). One projection is torch's Linear's arithmetic (torch.addmm /
 torch.mm into the given output: bitwise-equal results); several reading one input (linears(),
-project()) are one node with one stacked GEMM and dx accumulated in place. Small outputs, other
+project()) are one op and node (tessera.linears, src/torch/linears_op.cpp) with one stacked GEMM
+and dx accumulated in place. Small outputs, other
 devices and inputs that are not 2-D floating tensors of the weight's dtype go through the Linear
 itself, and so does any Linear with forward hooks (torch.nn.utils.prune, for one, recomputes the
 weight in a pre-hook) or of a subclass.
@@ -26,74 +29,6 @@ _ops = torch.ops.tessera
 # Outputs from this size go on huge pages (src/torch/outputs.hpp); below it, or with
 # TESSERA_CPU_HUGE_OUTPUTS=0, the Linear itself runs (no autograd function in the way).
 _MIN_BYTES = int(_ops.huge_output_min_bytes())
-
-
-class _Linears(torch.autograd.Function):
-    """The projections of one input, x W_i^T + b_i, as one autograd node (one projection on the CPU:
-    torch's Linear's arithmetic, its output not a view). Forward is one GEMM against the stacked
-    weights, the outputs column blocks (views, rows strided) of its result.
-
-    CPU: the GEMM and dx write the ops' output memory. On the 2-core development machine
-    [65536, 128] x [128, 512] took 61-65 ms against 92-101 for four [128, 128] GEMMs (OpenBLAS, best
-    of 11). Backward sums the projections' dx in one buffer (torch.mm, then addmm_ per further
-    projection) where autograd would add each dx into a fresh tensor (each such add of a
-    [65536, 128] f32 gradient cost 40-50 ms there, mostly first-touch page faults:
-    TransformerConv's three took 143 of its 1010 profiled fwd+bwd ms).
-
-    CUDA fp32 (tessera.linear's tf32x3 kernel, see linears()): the stacked GEMM reads x once and
-    makes one launch instead of one per projection; backward chains dx through tessera.linear, each
-    call adding the sum so far as its residual in the GEMM's epilogue, so the per-Linear dx tensors
-    and autograd's add kernels between them are gone (an add of a [2^20, 128] fp32 gradient moves
-    1.5 GB: 0.37 ms on the H200, bench/results/h200_20261203c); bias gradients are cuBLAS gemv
-    column sums, as in tessera.linear's own backward.
-
-    Weight gradients are the Linears' (gy^T x); outputs and dx are the same sums, dx in another
-    order. The outputs must not be modified in place (autograd refuses it for views a Function
-    returns)."""
-    @staticmethod
-    def forward(ctx, x, *params):  # w0, b0, w1, b1, ... (a bias may be None)
-        ctx.set_materialize_grads(False)
-        ws, bs = params[0::2], params[1::2]
-        widths = [w.size(0) for w in ws]
-        w = ws[0] if len(ws) == 1 else torch.cat(ws)
-        b = None
-        if any(bias is not None for bias in bs):
-            b = bs[0] if len(bs) == 1 else \
-                torch.cat([bias if bias is not None else x.new_zeros(n) for bias, n in zip(bs, widths)])
-        if x.is_cuda:
-            y = _ops.linear(x, w, b)
-        else:
-            y = _ops.empty_output([x.size(0), sum(widths)], x.dtype)
-            if b is None:
-                torch.mm(x, w.t(), out=y)
-            else:
-                torch.addmm(b, x, w.t(), out=y)
-        ctx.save_for_backward(x, *ws)
-        ctx.has_bias = [b is not None for b in bs]
-        return (y,) if len(ws) == 1 else tuple(y.split(widths, dim=1))  # one projection: not a view
-
-    @staticmethod
-    def backward(ctx, *gys):
-        x, *ws = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        dx = None
-        grads = []
-        for i, (gy, w) in enumerate(zip(gys, ws)):
-            dw = db = None
-            if gy is not None:
-                if need[0]:
-                    if x.is_cuda:  # dx (+)= gy W: the previous sum is the residual of this GEMM
-                        dx = _ops.linear(gy, w.t().contiguous(), None, dx)
-                    elif dx is None:
-                        dx = torch.mm(gy, w, out=_ops.empty_output(list(x.shape), x.dtype))
-                    else:
-                        dx.addmm_(gy, w)
-                if need[1 + 2 * i]:
-                    dw = gy.t().mm(x)
-                if ctx.has_bias[i] and need[2 + 2 * i]:
-                    db = _ops.column_sums(gy)
-            grads += [dw, db]
-        return (dx, *grads)
 
 
 def _fast_path(lin: torch.nn.Linear, x: Tensor) -> bool:
@@ -118,9 +53,9 @@ def _tensor_cores(x: Tensor) -> bool:
 
 def linears(lins, x: Tensor):
     """[lin(x) for lin in lins]: on CUDA in fp32, tessera's tensor-core projection (tf32x3: fp32-level
-    error, 1.24-1.43x cuBLAS's fp32 SGEMM on the H200) unless the user allowed TF32; one autograd
-    node (_Linears) for several of them when a backward needs them (CUDA) or for any large output
-    or dx (CPU); otherwise each Linear itself."""
+    error, 1.24-1.43x cuBLAS's fp32 SGEMM on the H200) unless the user allowed TF32, several of them
+    as one op (_stacked); on the CPU one op for any large output or dx; otherwise each Linear
+    itself."""
     lins = list(lins)
     # The device is checked first and alone: on a GPU this runs on every layer call's host path,
     # which is the layer's whole time on small graphs (the full checks took ~2 us per call on the
@@ -128,28 +63,26 @@ def linears(lins, x: Tensor):
     if not x.is_cpu:
         if not _tensor_cores(x):
             return [lin(x) for lin in lins]
-        # One node only when there is a backward to share: without one, the stacked weights' cat
-        # and the Python Function cost a host-bound small-graph forward more than the one launch
-        # saves (Cora GATv2 forward 0.12 -> 0.16 ms on the H200, h200_20261203c).
         fast = [_fast_path(lin, x) for lin in lins]
-        params = _params(lins)
-        if len(lins) > 1 and all(fast) and needs_grad(x, *params):
-            return list(_Linears.apply(x, *params))
+        if len(lins) > 1 and all(fast):
+            return _stacked(lins, x)
         return [_ops.linear(x, lin.weight, lin.bias) if f else lin(x) for lin, f in zip(lins, fast)]
     if not all(_fast_path(lin, x) for lin in lins) or \
             x.size(0) * max([lin.out_features for lin in lins] + [x.size(-1)]) * x.element_size() < _MIN_BYTES:
         return [lin(x) for lin in lins]
-    return list(_Linears.apply(x, *_params(lins)))
+    return _stacked(lins, x)
+
+
+def _stacked(lins, x: Tensor):
+    """[lin(x) for lin in lins] as one op and one autograd node (tessera.linears,
+    src/torch/linears_op.cpp): one output buffer, the projections its column blocks (views: not to be
+    modified in place), dx summed in one buffer in backward."""
+    return _ops.linears(x, [lin.weight for lin in lins], [lin.bias for lin in lins])
 
 
 def needs_grad(*tensors) -> bool:
     """Whether autograd will record an op on these tensors (None entries ignored)."""
     return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
-
-
-def _params(lins):
-    """w0, b0, w1, b1, ... of the Linears (a bias may be None), as _Linears takes them."""
-    return [p for lin in lins for p in (lin.weight, lin.bias)]
 
 
 def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:

@@ -12,11 +12,11 @@ namespace {
 
 bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-template <int BM, int BN, int WM, int WN, bool RES>
+template <int BM, int BN, int WM, int WN, bool RES, bool WT>
 void launch(const LinearArgs& a, cudaStream_t s) {
   namespace lk = tessera::cuda::linear;
-  constexpr int kSmem = lk::smem_bytes<BM, BN>();
-  auto* kernel = lk::linear_tf32x3_kernel<BM, BN, WM, WN, RES>;
+  constexpr int kSmem = lk::smem_bytes<BM, BN, WT>();
+  auto* kernel = lk::linear_tf32x3_kernel<BM, BN, WM, WN, RES, WT>;
   // Above 48 KB of dynamic shared memory needs an opt-in, once per device and instantiation.
   static std::atomic<uint64_t> opted{0};
   int dev = 0;
@@ -36,7 +36,7 @@ void launch(const LinearArgs& a, cudaStream_t s) {
     p.ldr = a.R.ld;
   }
   p.m = a.X.rows;
-  p.n = int(a.W.rows);
+  p.n = int(a.n());
   p.k = int(a.X.cols);
   p.ldx = a.X.ld;
   p.ldw = a.W.ld;
@@ -65,30 +65,38 @@ LinearTile linear_tf32x3_default_tile(const LinearArgs& a, int device_index) {
   //   and 128x64 while the 128x128 grid is short of 3 tiles per SM (19717 x 128 -> 256, 310 tiles:
   //   28.7 vs 30.8 us). The 3 lies between those two measurements (2.3 and 3.9 tiles per SM).
   const int64_t sms = cuda_multiprocessors(device_index);
-  const int64_t tiles_128 = ((a.X.rows + 127) / 128) * ((a.W.rows + 127) / 128);
+  const int64_t tiles_128 = ((a.X.rows + 127) / 128) * ((a.n() + 127) / 128);
   if (tiles_128 <= 2 * sms) return {64, 64};
-  if (a.W.rows <= 64 || tiles_128 < 3 * sms) return {128, 64};
+  if (a.n() <= 64 || tiles_128 < 3 * sms) return {128, 64};
   return {128, 128};
 }
 
 bool linear_tf32x3_eligible(const LinearArgs& a) {
   const int64_t int_max = std::numeric_limits<int32_t>::max();
-  return a.Y.device.is_cuda() && a.Y.dtype == DType::f32 && a.X.cols % 4 == 0 && a.W.rows % 2 == 0 &&
-         a.X.cols <= int_max && a.W.rows <= int_max && a.X.ld % 4 == 0 && a.W.ld % 4 == 0 && a.Y.ld % 2 == 0 &&
+  return a.Y.device.is_cuda() && a.Y.dtype == DType::f32 && a.X.cols % 4 == 0 &&
+         a.n() % (a.w_transposed ? 4 : 2) == 0 && a.X.cols <= int_max && a.n() <= int_max && a.X.ld % 4 == 0 &&
+         a.W.ld % 4 == 0 && a.Y.ld % 2 == 0 &&
          aligned(a.X.data, 16) && aligned(a.W.data, 16) && aligned(a.Y.data, 8) &&
          (a.bias == nullptr || aligned(a.bias, 4)) &&
          (a.R.data == nullptr || (aligned(a.R.data, 8) && a.R.ld % 2 == 0));
 }
 
+namespace {
+// The tile's kernel for this residual and W layout.
+template <int BM, int BN, int WM, int WN>
+void launch_tile(const LinearArgs& a, cudaStream_t s) {
+  const bool res = a.R.data != nullptr;
+  if (a.w_transposed)
+    return res ? launch<BM, BN, WM, WN, true, true>(a, s) : launch<BM, BN, WM, WN, false, true>(a, s);
+  return res ? launch<BM, BN, WM, WN, true, false>(a, s) : launch<BM, BN, WM, WN, false, false>(a, s);
+}
+}  // namespace
+
 void linear_tf32x3_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile) {
   const cudaStream_t s = cuda_stream(exec.stream);
-  const bool res = a.R.data != nullptr;
-  if (tile.bm == 128 && tile.bn == 128)
-    return res ? launch<128, 128, 2, 4, true>(a, s) : launch<128, 128, 2, 4, false>(a, s);
-  if (tile.bm == 128 && tile.bn == 64)
-    return res ? launch<128, 64, 4, 2, true>(a, s) : launch<128, 64, 4, 2, false>(a, s);
-  if (tile.bm == 64 && tile.bn == 64)
-    return res ? launch<64, 64, 2, 2, true>(a, s) : launch<64, 64, 2, 2, false>(a, s);
+  if (tile.bm == 128 && tile.bn == 128) return launch_tile<128, 128, 2, 4>(a, s);
+  if (tile.bm == 128 && tile.bn == 64) return launch_tile<128, 64, 4, 2>(a, s);
+  if (tile.bm == 64 && tile.bn == 64) return launch_tile<64, 64, 2, 2>(a, s);
   fail("linear: no tf32x3 kernel with a ", tile.bm, "x", tile.bn, " tile");
 }
 

@@ -19,9 +19,14 @@
 // 2 (r % 4): the 16 lanes of a half-warp (rows g = 0..3, chunks 2s + t / 2) then read 16 distinct
 // bank pairs, and a quarter-warp's cp.async chunks fill one row.
 //
-// Requirements (the launcher checks them): K % 4 == 0, N % 2 == 0, row strides multiples of 4
-// floats and 16-byte aligned X and W (the cp.async chunks), 8-byte aligned Y and its stride even.
-// Rows of X past M, rows of W past N and columns past K are zero-filled; stores are masked.
+// WT (LinearArgs::w_transposed, W stored K x N: Y = X W, a Linear's dX = dY W): W's stage is its
+// rows k0 .. k0 + 31 as they lie, [32][BN + 4] (cp.async chunks along N, no transpose), and a lane
+// reads b0, b1 (rows 2 (k % 4) + k / 4 of the permuted k-step, column n) with two 4-byte loads; the
+// row stride BN + 4 = 4 (mod 32 banks) puts the warp's 32 (t, g) pairs on 32 distinct banks.
+//
+// Requirements (the launcher checks them): K % 4 == 0, N % 2 == 0 (N % 4 == 0 with WT), row
+// strides multiples of 4 floats and 16-byte aligned X and W (the cp.async chunks), 8-byte aligned
+// Y and its stride even. Rows of X past M, W entries past N or K are zero-filled; stores are masked.
 #include <cstdint>
 
 #include "cuda/ops/tf32_mma.cuh"  // split_tf32, mma_k8_tf32
@@ -30,6 +35,13 @@ namespace tessera::cuda::linear {
 
 constexpr int kBK = 32;     // floats of K per pipeline stage (one 128-byte shared row)
 constexpr int kStages = 3;  // cp.async stages in flight
+constexpr int kPadWT = 4;   // floats of padding per row of a WT stage of W (see above)
+
+// Floats of one pipeline stage of W: [BN][32] (swizzled), or [32][BN + kPadWT] for WT.
+template <int BN, bool WT>
+constexpr int w_stage_floats() {
+  return WT ? kBK * (BN + kPadWT) : BN * kBK;
+}
 
 struct Params {
   const float* x = nullptr;     // M x K, row stride ldx
@@ -70,24 +82,41 @@ __device__ __forceinline__ void load_tile(float* s, const float* g, int64_t ld, 
   }
 }
 
+// Copies rows [k0, k0 + 32) x columns [0, BN) of a K x N row-major W whose first column is the
+// tile's n0 (rows past k, columns past n zero-filled; n % 4 == 0, so a chunk is whole or absent)
+// into a [32][BN + kPadWT] shared stage; THREADS threads, chunk q = tid + THREADS j.
+template <int BN, int THREADS>
+__device__ __forceinline__ void load_tile_kn(float* s, const float* g, int64_t ld, int k, int n, int k0) {
+  constexpr int kChunksPerRow = BN / 4;
+  static_assert(kBK * kChunksPerRow % THREADS == 0, "whole chunks per thread");
+#pragma unroll
+  for (int j = 0; j < kBK * kChunksPerRow / THREADS; ++j) {
+    const int q = int(threadIdx.x) + THREADS * j, row = q / kChunksPerRow, col = 4 * (q % kChunksPerRow);
+    const bool valid = k0 + row < k && col < n;
+    cp_async16(smem_u32(s + row * (BN + kPadWT) + col), valid ? g + (k0 + row) * ld + col : g, valid);
+  }
+}
+
 // 2 CTAs per multiprocessor: at most 128 registers a thread.
 // RES: the residual p.r is added in the epilogue. A compile-time switch: read at run time, its
 // branch cost the 128x128 tile 4 bytes more spill and the kernel 4-7% at 2^20 rows on the H200
 // (bench/results/h200_20261203), so the plain projection keeps its own instantiation.
-template <int BM, int BN, int WM, int WN, bool RES>
+// WT: W is K x N (see above).
+template <int BM, int BN, int WM, int WN, bool RES, bool WT>
 __global__ void __launch_bounds__(WM * WN * 32, 2) linear_tf32x3_kernel(const Params p) {
   constexpr int kThreads = WM * WN * 32;
   constexpr int MT = BM / WM / 16, NT = BN / WN / 8;  // m16 and n8 tiles per warp
+  constexpr int kWStage = w_stage_floats<BN, WT>();
   static_assert(MT * 16 * WM == BM && NT * 8 * WN == BN, "warp tiles cover the CTA tile");
   extern __shared__ __align__(16) float smem[];
   float* sA = smem;                       // kStages x [BM][32]
-  float* sB = smem + kStages * BM * kBK;  // kStages x [BN][32]
+  float* sB = smem + kStages * BM * kBK;  // kStages x kWStage
 
   const int64_t tile = blockIdx.x;
   const int64_t m0 = (tile / p.n_tiles) * BM;
   const int n0 = int(tile % p.n_tiles) * BN;
   const float* gx = p.x + m0 * p.ldx;
-  const float* gw = p.w + int64_t(n0) * p.ldw;
+  const float* gw = WT ? p.w + n0 : p.w + int64_t(n0) * p.ldw;
   const int64_t rows_x = p.m - m0;
   const int rows_w = p.n - n0;
   const int k_steps = (p.k + kBK - 1) / kBK;
@@ -104,12 +133,17 @@ __global__ void __launch_bounds__(WM * WN * 32, 2) linear_tf32x3_kernel(const Pa
 #pragma unroll
       for (int c = 0; c < 4; ++c) acc[i][j][c] = 0.f;
 
+  auto load_w = [&](float* stage, int k0) {
+    if constexpr (WT) load_tile_kn<BN, kThreads>(stage, gw, p.ldw, p.k, rows_w, k0);
+    else load_tile<BN, kThreads>(stage, gw, p.ldw, rows_w, p.k, k0);
+  };
+
   // Prologue: stages 0 .. kStages-2 in flight (one commit group each, empty past the end).
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < k_steps) {
       load_tile<BM, kThreads>(sA + s * BM * kBK, gx, p.ldx, rows_x, p.k, s * kBK);
-      load_tile<BN, kThreads>(sB + s * BN * kBK, gw, p.ldw, rows_w, p.k, s * kBK);
+      load_w(sB + s * kWStage, s * kBK);
     }
     cp_async_commit();
   }
@@ -121,20 +155,26 @@ __global__ void __launch_bounds__(WM * WN * 32, 2) linear_tf32x3_kernel(const Pa
     if (next < k_steps) {
       const int st = next % kStages;
       load_tile<BM, kThreads>(sA + st * BM * kBK, gx, p.ldx, rows_x, p.k, next * kBK);
-      load_tile<BN, kThreads>(sB + st * BN * kBK, gw, p.ldw, rows_w, p.k, next * kBK);
+      load_w(sB + st * kWStage, next * kBK);
     }
     cp_async_commit();
 
     const float* a_s = sA + (ks % kStages) * BM * kBK;
-    const float* b_s = sB + (ks % kStages) * BN * kBK;
+    const float* b_s = sB + (ks % kStages) * kWStage;
 #pragma unroll
     for (int s = 0; s < kBK / 8; ++s) {
       const int chunk = 2 * s + (t >> 1), within = 2 * (t & 1);
       uint32_t bh[NT][2], bl[NT][2];
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
-        const int row = wn * NT * 8 + j * 8 + g;
-        const float2 v = *reinterpret_cast<const float2*>(b_s + swizzled(row, chunk) + within);
+        const int row = wn * NT * 8 + j * 8 + g;  // of W's N x K view
+        float2 v;
+        if constexpr (WT) {  // k-step rows 8 s + 2 t and 8 s + 2 t + 1, column `row`
+          v.x = b_s[(8 * s + 2 * t) * (BN + kPadWT) + row];
+          v.y = b_s[(8 * s + 2 * t + 1) * (BN + kPadWT) + row];
+        } else {
+          v = *reinterpret_cast<const float2*>(b_s + swizzled(row, chunk) + within);
+        }
         split_tf32(v.x, bh[j][0], bl[j][0]);
         split_tf32(v.y, bh[j][1], bl[j][1]);
       }
@@ -183,9 +223,9 @@ __global__ void __launch_bounds__(WM * WN * 32, 2) linear_tf32x3_kernel(const Pa
   }
 }
 
-template <int BM, int BN>
+template <int BM, int BN, bool WT>
 constexpr int smem_bytes() {
-  return (BM + BN) * kBK * kStages * int(sizeof(float));
+  return (BM * kBK + w_stage_floats<BN, WT>()) * kStages * int(sizeof(float));
 }
 
 }  // namespace tessera::cuda::linear

@@ -52,9 +52,10 @@ tune::Registry<LinearArgs> make_registry() {
 
 tune::Key key_of(const LinearArgs& a, const Exec& exec) {
   // The best tile depends on the rows too (how many waves the grid makes): their bucket is in the key.
-  return {tune::device_key(exec.device), "linear", dtype_name(a.X.dtype),
+  // W's layout picks another kernel: its own key.
+  return {tune::device_key(exec.device), a.w_transposed ? "linear.wt" : "linear", dtype_name(a.X.dtype),
           "k" + std::to_string(tune::width_bucket(a.X.cols)) + ".m" + std::to_string(tune::width_bucket(a.X.rows)),
-          tune::width_bucket(a.W.rows)};
+          tune::width_bucket(a.n())};
 }
 
 }  // namespace
@@ -63,10 +64,11 @@ void validate_linear(const LinearArgs& a) {
   check_matrix(a.X, "X");
   check_matrix(a.W, "W");
   check_matrix(a.Y, "Y");
-  TESSERA_CHECK(a.W.cols == a.X.cols, "linear: X has ", a.X.cols, " columns but W has ", a.W.cols,
-                " (both must be the input width K)");
-  TESSERA_CHECK(a.Y.rows == a.X.rows && a.Y.cols == a.W.rows, "linear: Y is ", a.Y.rows, " x ", a.Y.cols,
-                " but X W^T is ", a.X.rows, " x ", a.W.rows);
+  const int64_t k_of_w = a.w_transposed ? a.W.rows : a.W.cols;
+  TESSERA_CHECK(k_of_w == a.X.cols, "linear: X has ", a.X.cols, " columns but W", a.w_transposed ? " (K x N)" : "",
+                " has ", k_of_w, a.w_transposed ? " rows" : " columns", " (both must be the input width K)");
+  TESSERA_CHECK(a.Y.rows == a.X.rows && a.Y.cols == a.n(), "linear: Y is ", a.Y.rows, " x ", a.Y.cols, " but ",
+                a.w_transposed ? "X W" : "X W^T", " is ", a.X.rows, " x ", a.n());
   TESSERA_CHECK(a.X.dtype == a.Y.dtype && a.W.dtype == a.Y.dtype, "linear: X is ", dtype_name(a.X.dtype),
                 ", W is ", dtype_name(a.W.dtype), ", Y is ", dtype_name(a.Y.dtype), " (one dtype for all)");
   TESSERA_CHECK(a.X.device == a.Y.device && a.W.device == a.Y.device, "linear: X on ", a.X.device.str(), ", W on ",

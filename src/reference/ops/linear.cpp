@@ -25,10 +25,12 @@ void linear_reference(const LinearArgs& a) {
     const T* b = static_cast<const T*>(a.bias);
     const T* r = a.R.data != nullptr ? a.R.as<const T>() : nullptr;
     T* y = a.Y.as<T>();
+    // W[j, k] of the N x K weight, wherever its layout puts it.
+    const int64_t w_row = a.w_transposed ? 1 : a.W.ld, w_col = a.w_transposed ? a.W.ld : 1;
     for (int64_t i = 0; i < a.X.rows; ++i)
-      for (int64_t j = 0; j < a.W.rows; ++j) {
+      for (int64_t j = 0; j < a.n(); ++j) {
         double acc = b ? widen(b[j]) : 0.0;
-        for (int64_t k = 0; k < a.X.cols; ++k) acc += widen(x[i * a.X.ld + k]) * widen(w[j * a.W.ld + k]);
+        for (int64_t k = 0; k < a.X.cols; ++k) acc += widen(x[i * a.X.ld + k]) * widen(w[j * w_row + k * w_col]);
         if (r) acc += widen(r[i * a.R.ld + j]);  // read before the write: R may be Y
         y[i * a.Y.ld + j] = narrow<T>(acc);
       }

@@ -1,0 +1,16 @@
+#pragma once
+// The projection kernel behind tessera::linear and tessera::linears (linear_op.cpp, linears_op.cpp).
+#include <ATen/ATen.h>
+
+namespace tessera::pt {
+
+// y = x weight^T (+ bias) (+ residual) on tessera's CUDA fp32 kernel (tf32x3), where y is a
+// [rows, out_features] tensor with packed columns, possibly a column slice of a wider one, and
+// residual is undefined, a tensor of y's shape, or y itself (y += x weight^T + bias). With
+// w_transposed, y = x weight (+ ...) for a [in, out] weight as it is stored: a Linear's input
+// gradient dy W without a transposed copy of W. Returns false, writing nothing, when no variant is
+// eligible (not CUDA fp32, misaligned rows, odd widths): the caller then takes torch's path.
+bool linear_into(const at::Tensor& y, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                 const at::Tensor& residual, bool w_transposed = false);
+
+}  // namespace tessera::pt

@@ -1,0 +1,231 @@
+// tessera::linears(x, weights, biases) = [x w_i^T + b_i for each i]: the projections of one input
+// (GATv2's lin_l/lin_r, the Graph Transformer's query/key/value) as one op and, in training, one
+// autograd node. The outputs are column blocks of one [rows, sum of out_features] tensor (views
+// whose rows are strided; autograd refuses in-place changes to them, as for any view a Function
+// returns).
+//
+// Why one node, and why in C++: on small graphs a layer's time is its host path, and on the H200's
+// host every op costs ~25-30 us (an allocation ~7 us, a launch ~12 us, the dispatcher). The Python
+// Function this replaces spent ~230 us per training step of its own (bench/results/h200_20261203d:
+// host_gatv2_*.txt, Cora GATv2 fwd+bwd 1.48 ms of host time against 0.18 ms of GPU work) and
+// concatenated the weights (and biases) on every forward.
+//
+// Forward
+//   CUDA fp32 (tessera's tf32x3 kernel; the Python layers call this op only where torch's float32
+//     matmul precision is "highest"): one allocation, then one kernel per weight writing its column
+//     block. No concatenated weight: each launch reads x, as the one stacked GEMM did per column
+//     tile.
+//   Otherwise (CPU, other dtypes, a block the kernel cannot take): one GEMM against the stacked
+//     weights. On the CPU into the ops' huge-page output memory (outputs.hpp): on the 2-core
+//     development machine [65536, 128] x [128, 512] took 61-65 ms against 92-101 for four [128, 128]
+//     GEMMs (OpenBLAS, best of 11).
+// Backward
+//   dx = sum_i dy_i w_i in one buffer: on CUDA fp32 each product is added by the kernel's epilogue
+//     (the buffer is its own residual), elsewhere dx = dy_0 w_0, then addmm_. Autograd would instead
+//     add per-projection dx tensors in fresh buffers (an add of a [2^20, 128] fp32 gradient moves
+//     1.5 GB: 0.37 ms on the H200; on the CPU each such add of a [65536, 128] gradient cost 40-50 ms,
+//     mostly first-touch page faults).
+//   dw_i = dy_i^T x, db_i = column sums of dy_i (column_sums.hpp).
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/GradMode.h>
+
+#include <vector>
+
+#include "boundary.hpp"
+#include "column_sums.hpp"
+#include "linear_op.hpp"
+#include "needs_grad.hpp"
+#include "outputs.hpp"
+#include "tessera/core/error.hpp"
+
+namespace tessera::pt {
+
+namespace {
+
+using OptTensorList = c10::List<c10::optional<at::Tensor>>;
+
+void check_args(const at::Tensor& x, at::TensorList weights, size_t n_biases) {
+  TESSERA_CHECK(x.defined() && x.dim() == 2, "linears: x must be 2-D (rows x in_features), got shape ",
+                x.defined() ? x.sizes() : at::IntArrayRef{});
+  TESSERA_CHECK(!weights.empty(), "linears: no weights given");
+  TESSERA_CHECK(n_biases == weights.size(), "linears: ", weights.size(), " weights but ", n_biases,
+                " biases (give None for a projection without one)");
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const at::Tensor& w = weights[i];
+    TESSERA_CHECK(w.defined() && w.dim() == 2 && w.size(1) == x.size(1), "linears: weight ", i, " must be [out_features, ",
+                  x.size(1), "], got shape ", w.defined() ? w.sizes() : at::IntArrayRef{});
+    TESSERA_CHECK(w.scalar_type() == x.scalar_type() && w.device() == x.device(), "linears: weight ", i, " is ",
+                  w.scalar_type(), " on ", w.device(), " but x is ", x.scalar_type(), " on ", x.device());
+  }
+}
+
+void check_bias(const at::Tensor& b, const at::Tensor& w, size_t i) {
+  if (!b.defined()) return;
+  TESSERA_CHECK(b.dim() == 1 && b.size(0) == w.size(0), "linears: bias ", i, " must be [", w.size(0),
+                "], got shape ", b.sizes());
+  TESSERA_CHECK(b.scalar_type() == w.scalar_type() && b.device() == w.device(), "linears: bias ", i, " is ",
+                b.scalar_type(), " on ", b.device(), " but weight ", i, " is ", w.scalar_type(), " on ", w.device());
+}
+
+std::vector<int64_t> widths_of(at::TensorList weights) {
+  std::vector<int64_t> widths;
+  for (const at::Tensor& w : weights) widths.push_back(w.size(0));
+  return widths;
+}
+
+std::vector<at::Tensor> column_blocks(const at::Tensor& y, const std::vector<int64_t>& widths) {
+  if (widths.size() == 1) return {y};  // one projection: the tensor itself, not a view
+  return y.split_with_sizes(widths, 1);
+}
+
+// One GEMM against the stacked weights (and biases, zeros where a projection has none).
+at::Tensor stacked(const at::Tensor& x, at::TensorList weights, const std::vector<at::Tensor>& biases, int64_t width) {
+  const at::Tensor w = weights.size() == 1 ? weights[0] : at::cat(weights);
+  bool any_bias = false;
+  for (const at::Tensor& b : biases) any_bias = any_bias || b.defined();
+  at::Tensor b;
+  if (any_bias) {
+    std::vector<at::Tensor> parts;
+    for (size_t i = 0; i < biases.size(); ++i)
+      parts.push_back(biases[i].defined() ? biases[i] : at::zeros({weights[i].size(0)}, x.options()));
+    b = parts.size() == 1 ? parts[0] : at::cat(parts);
+  }
+  if (!x.is_cpu()) return at::linear(x, w, b);
+  at::Tensor y = empty_output({x.size(0), width}, x.options());
+  return b.defined() ? at::addmm_out(y, b, x, w.t()) : at::mm_out(y, x, w.t());
+}
+
+std::vector<at::Tensor> forward_impl(const at::Tensor& x, at::TensorList weights, const std::vector<at::Tensor>& biases) {
+  const std::vector<int64_t> widths = widths_of(weights);
+  int64_t width = 0;
+  for (int64_t n : widths) width += n;
+  if (x.is_cuda() && x.scalar_type() == at::kFloat) {
+    at::Tensor y = at::empty({x.size(0), width}, x.options());
+    const std::vector<at::Tensor> blocks = column_blocks(y, widths);
+    bool done = true;
+    for (size_t i = 0; i < weights.size() && done; ++i) done = linear_into(blocks[i], x, weights[i], biases[i], {});
+    if (done) return blocks;  // else a block the kernel cannot take (checked before it wrote anything)
+  }
+  return column_blocks(stacked(x, weights, biases, width), widths);
+}
+
+std::vector<at::Tensor> to_vector(const OptTensorList& biases) {
+  std::vector<at::Tensor> out;
+  for (size_t i = 0; i < biases.size(); ++i) {
+    const c10::optional<at::Tensor> b = biases.get(i);
+    out.push_back(b.has_value() ? *b : at::Tensor());
+  }
+  return out;
+}
+
+std::vector<at::Tensor> linears_kernel(const at::Tensor& x, at::TensorList weights, const OptTensorList& biases) {
+  check_args(x, weights, biases.size());
+  const std::vector<at::Tensor> bs = to_vector(biases);
+  for (size_t i = 0; i < bs.size(); ++i) check_bias(bs[i], weights[i], i);
+  return forward_impl(x, weights, bs);
+}
+
+// The forward as the op (below autograd), with the biases as the schema's optional list.
+std::vector<at::Tensor> call_linears(const at::Tensor& x, at::TensorList weights, const std::vector<at::Tensor>& bs) {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("tessera::linears", "")
+                       .typed<std::vector<at::Tensor>(const at::Tensor&, at::TensorList, const OptTensorList&)>();
+  OptTensorList biases;
+  for (const at::Tensor& b : bs) biases.push_back(b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt);
+  return op.call(x, weights, biases);
+}
+
+// Inputs: x, the weights, the biases that exist (autograd takes no undefined tensor as an input),
+// and which projections have them.
+class LinearsFunction : public torch::autograd::Function<LinearsFunction> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                                                at::TensorList weights, at::TensorList biases,
+                                                const c10::List<bool>& has_bias) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    ctx->set_materialize_grads(false);  // a projection whose output gets no gradient: nothing to add
+    std::vector<at::Tensor> saved{x}, bs;
+    saved.insert(saved.end(), weights.begin(), weights.end());
+    ctx->save_for_backward(saved);
+    ctx->saved_data["has_bias"] = has_bias;
+    for (size_t i = 0, j = 0; i < weights.size(); ++i) bs.push_back(has_bias.get(i) ? biases[j++] : at::Tensor());
+    return call_linears(x, weights, bs);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& x = saved[0];
+    const c10::List<bool> has_bias = ctx->saved_data["has_bias"].toBoolList();
+    const size_t k = grads.size();
+    size_t n_biases = 0;
+    for (size_t i = 0; i < k; ++i) n_biases += has_bias.get(i);
+    // One gradient per input: x, the weights, the biases, and none for has_bias.
+    torch::autograd::variable_list out(1 + k + n_biases + 1);
+    at::Tensor dx;
+    for (size_t i = 0, j = 0; i < k; ++i) {
+      const at::Tensor& dy = grads[i];
+      const size_t bias_slot = 1 + k + j;
+      j += has_bias.get(i);
+      if (!dy.defined()) continue;
+      const at::Tensor& w = saved[1 + i];
+      if (ctx->needs_input_grad(0)) dx = add_input_grad(dx, dy, w, x);
+      if (ctx->needs_input_grad(1 + i)) out[1 + i] = dy.t().mm(x);
+      if (has_bias.get(i) && ctx->needs_input_grad(bias_slot)) out[bias_slot] = column_sums(dy, dy.scalar_type());
+    }
+    out[0] = dx;
+    return out;
+  }
+
+ private:
+  // dx + dy w (dx undefined: dy w), in dx's buffer once it exists (under create_graph, as ops autograd
+  // records, so the gradient can itself be differentiated).
+  static at::Tensor add_input_grad(at::Tensor dx, const at::Tensor& dy, const at::Tensor& w, const at::Tensor& x) {
+    const bool first = !dx.defined();
+    if (c10::GradMode::is_enabled()) return first ? dy.mm(w) : dx + dy.mm(w);  // create_graph: recorded ops
+    if (first) dx = x.is_cpu() ? empty_output_like(x) : at::empty(x.sizes(), x.options());
+    // The kernel reads the [out, in] weight as stored (y = a w).
+    if (linear_into(dx, dy, w, {}, first ? at::Tensor() : dx, /*w_transposed=*/true)) return dx;
+    return first ? at::mm_out(dx, dy, w) : dx.addmm_(dy, w);
+  }
+};
+
+std::vector<at::Tensor> linears_autograd(const at::Tensor& x, at::TensorList weights, const OptTensorList& biases) {
+  check_args(x, weights, biases.size());
+  const std::vector<at::Tensor> bs = to_vector(biases);
+  bool grad = needs_grad(x);
+  for (size_t i = 0; i < bs.size(); ++i) {
+    check_bias(bs[i], weights[i], i);
+    grad = grad || needs_grad(weights[i], bs[i]);
+  }
+  if (!grad) {
+    at::AutoDispatchBelowADInplaceOrView below;
+    return call_linears(x, weights, bs);
+  }
+  std::vector<at::Tensor> present;
+  c10::List<bool> has_bias;
+  for (const at::Tensor& b : bs) {
+    has_bias.push_back(b.defined());
+    if (b.defined()) present.push_back(b);
+  }
+  return LinearsFunction::apply(x, weights, at::TensorList(present), has_bias);
+}
+
+}  // namespace
+
+}  // namespace tessera::pt
+
+TORCH_LIBRARY_FRAGMENT(tessera, m) {
+  m.def("linears(Tensor x, Tensor[] weights, Tensor?[] biases) -> Tensor[]");
+}
+
+TORCH_LIBRARY_IMPL(tessera, CPU, m) { m.impl("linears", TESSERA_TORCH_FN(tessera::pt::linears_kernel)); }
+
+#ifdef TESSERA_TORCH_CUDA
+TORCH_LIBRARY_IMPL(tessera, CUDA, m) { m.impl("linears", TESSERA_TORCH_FN(tessera::pt::linears_kernel)); }
+#endif
+
+TORCH_LIBRARY_IMPL(tessera, Autograd, m) { m.impl("linears", TESSERA_TORCH_FN(tessera::pt::linears_autograd)); }
