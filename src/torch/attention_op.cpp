@@ -188,6 +188,9 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
                                                 const at::Tensor& bias_or_empty, const AttentionGraph& g,
                                                 const AttentionOptions& o) {
     at::AutoDispatchBelowADInplaceOrView below;
+    // lse and alpha take no gradient: left undefined, not materialized as zeros (two allocations
+    // and fills per training step; bench/results/h200_20261203d, host_gatv2_*.txt).
+    ctx->set_materialize_grads(false);
     const bool gat = o.kind == "gatv2";
     const at::Tensor value = gat ? at::Tensor() : extra, att = gat ? extra : at::Tensor();
     const bool edges = edge_attr_or_empty.dim() == 2;

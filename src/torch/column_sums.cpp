@@ -8,17 +8,14 @@
 namespace tessera::pt {
 
 at::Tensor column_sums(const at::Tensor& t, at::ScalarType dtype) {
+#ifdef TESSERA_TORCH_CUDA
   const auto st = t.scalar_type();
   if (t.is_cuda() && t.dim() == 2 && (st == at::kFloat || st == at::kDouble) && t.size(0) > 0 && t.size(1) > 0 &&
       t.stride(1) == 1) {
-#ifdef TESSERA_TORCH_CUDA
-    const at::Tensor ones = cuda_ones(t.size(0), t.options());
-#else
-    const at::Tensor ones = at::ones({t.size(0)}, t.options());  // (no CUDA tensors in this build)
-#endif
-    at::Tensor s = at::mv(t.t(), ones);
+    at::Tensor s = column_sums_cuda(t);
     return s.scalar_type() == dtype ? s : s.to(dtype);
   }
+#endif
   return t.sum(0, false, dtype);
 }
 

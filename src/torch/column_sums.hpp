@@ -5,7 +5,7 @@
 // graphs (bench/results/h200_20261203b/colsum_probe_*.txt): [19717, 1024] 47.4 -> 24.8 us,
 // [65536, 512] 83.1 -> 38.2 us, [2^20, 256] 332 -> 250 us (torch at 77% of the read floor, gemv
 // at it; those times are with the ones already made, as they now are: a vector of ones is kept per
-// device and dtype, cuda/ones.cpp). Everything else (CPU, 16-bit types, strided rows): t.sum(0).
+// device and dtype, cuda/column_sums.cpp). Everything else (CPU, 16-bit types, strided rows): t.sum(0).
 #include <ATen/ATen.h>
 
 namespace tessera::pt {
@@ -14,9 +14,9 @@ namespace tessera::pt {
 at::Tensor column_sums(const at::Tensor& t, at::ScalarType dtype);
 
 #ifdef TESSERA_TORCH_CUDA
-// n ones of options' dtype on its CUDA device: a prefix of a vector kept for the gemvs, read only
-// (src/torch/cuda/ones.cpp says when it is made per call instead).
-at::Tensor cuda_ones(int64_t n, const at::TensorOptions& options);
+// The CUDA path for a [rows >= 1, cols >= 1] fp32/fp64 tensor with packed rows, in its own dtype:
+// cuBLAS's gemv against kept ones, on torch's handle (src/torch/cuda/column_sums.cpp).
+at::Tensor column_sums_cuda(const at::Tensor& t);
 #endif
 
 }  // namespace tessera::pt

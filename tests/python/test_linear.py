@@ -220,15 +220,17 @@ def test_cuda_linears_op_with_a_block_the_kernel_cannot_take(seed):
 
 @needs_cuda
 def test_cuda_column_sums_keep_their_ones_and_allow_capture(seed):
-    """CUDA column sums read a kept vector of ones (src/torch/cuda/ones.cpp): right sums for a
-    shorter and a longer input than before, and inside a captured CUDA graph whose rows outnumber
+    """CUDA column sums are cuBLAS's gemv against a kept vector of ones (src/torch/cuda/column_sums.cpp):
+    right sums for shorter and longer inputs than before, strided rows, one row, float64, and inside a captured CUDA graph whose rows outnumber
     the kept ones (made per call there), replayed after the kept vector has grown."""
     def check(t, got):
         want = t.double().sum(0)
         assert bool(((got.double() - want).abs() <= t.double().abs().sum(0) * 2.0 ** -20 + 1e-30).all())
-    for rows in (1000, 37, 70001):
+    for rows in (1000, 37, 70001, 1):
         t = torch.randn(rows, 24, device="cuda")
         check(t, ops.column_sums(t))
+        check(t[:, 3:11], ops.column_sums(t[:, 3:11]))  # rows strided: a column block
+        check(t.double(), ops.column_sums(t.double()))
     big = torch.randn(3_000_001, 2, device="cuda")
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
