@@ -66,6 +66,10 @@ at::Tensor column_sums_cuda(const at::Tensor& t) {
   // ld: out = that matrix times the ones (a single row's stride may be anything: at least cols).
   const int ld = int(std::max<int64_t>(rows > 1 ? t.stride(0) : cols, cols));
   cublasHandle_t handle = at::cuda::getCurrentCUDABlasHandle();  // on torch's current stream
+  // alpha and beta live on the host: make sure the handle reads them there, and leave it as found.
+  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+  cublasGetPointerMode(handle, &mode);
+  if (mode != CUBLAS_POINTER_MODE_HOST) cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST);
   cublasStatus_t st;
   if (t.scalar_type() == at::kFloat) {
     const float one = 1.f, zero = 0.f;
@@ -78,6 +82,7 @@ at::Tensor column_sums_cuda(const at::Tensor& t) {
     st = cublasDgemv(handle, CUBLAS_OP_N, int(cols), int(rows), &one, t.data_ptr<double>(), ld,
                      ones.data_ptr<double>(), 1, &zero, out.data_ptr<double>(), 1);
   }
+  if (mode != CUBLAS_POINTER_MODE_HOST) cublasSetPointerMode(handle, mode);
   TESSERA_CHECK(st == CUBLAS_STATUS_SUCCESS, "column_sums: cuBLAS gemv failed (", status_name(st), ") on a ", rows,
                 " x ", cols, " ", t.scalar_type(), " matrix");
   return out;
