@@ -8,6 +8,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include "column_blocks.hpp"
 #include "column_sums.hpp"
 #include "tessera/ops/attention.hpp"
 #include "needs_grad.hpp"
@@ -126,9 +127,12 @@ Grads attention_backward_kernel(const at::Tensor& grad_out, const at::Tensor& ro
   at::Tensor att;
   if (has(att_in)) att = att_in->to(acc).contiguous();
   const at::Tensor lse = lse_in.to(acc).contiguous();
-  auto dq = empty_output_like(q);
-  auto dk = empty_output_like(k);
-  at::Tensor dv = v ? empty_output_like(*v) : at::Tensor();
+  // Laid out like q, k (and v): when they are column blocks of the projection node's one output,
+  // so are their gradients, which that node's backward then takes as one matrix.
+  std::vector<at::Tensor> in{q, k};
+  if (v) in.push_back(*v);
+  const std::vector<at::Tensor> d = empty_like_blocks(in);
+  at::Tensor dq = d[0], dk = d[1], dv = v ? d[2] : at::Tensor();
   at::Tensor datt = att.defined() ? at::empty({att.numel()}, q.options().dtype(acc)) : at::Tensor();
   const at::Tensor ea = edge_input(edge_attr_in, q), ew = edge_input(edge_weight_in, q);
   at::Tensor dea = ea.defined() ? empty_output_like(ea) : at::Tensor();

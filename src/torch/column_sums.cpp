@@ -2,6 +2,8 @@
 
 #include <torch/library.h>
 
+#include <c10/core/GradMode.h>
+
 #include "boundary.hpp"
 #include "tessera/core/error.hpp"
 
@@ -9,8 +11,10 @@ namespace tessera::pt {
 
 at::Tensor column_sums(const at::Tensor& t, at::ScalarType dtype) {
 #ifdef TESSERA_TORCH_CUDA
+  // The gemv is not recorded by autograd: a sum that must itself be differentiable (create_graph)
+  // takes torch's.
   const auto st = t.scalar_type();
-  if (t.is_cuda() && t.dim() == 2 && (st == at::kFloat || st == at::kDouble) && t.size(0) > 0 && t.size(1) > 0 &&
+  if (t.is_cuda() && !(c10::GradMode::is_enabled() && t.requires_grad()) && t.dim() == 2 && (st == at::kFloat || st == at::kDouble) && t.size(0) > 0 && t.size(1) > 0 &&
       t.stride(1) == 1) {
     at::Tensor s = column_sums_cuda(t);
     return s.scalar_type() == dtype ? s : s.to(dtype);

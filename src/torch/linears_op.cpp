@@ -26,6 +26,10 @@
 //     1.5 GB: 0.37 ms on the H200; on the CPU each such add of a [65536, 128] gradient cost 40-50 ms,
 //     mostly first-touch page faults).
 //   dw_i = dy_i^T x, db_i = column sums of dy_i (column_sums.hpp).
+//   When the dy_i arrive as the column blocks of one buffer, in this node's order (the attention op
+//   lays out the gradients of q, k, v like q, k, v: column_blocks.hpp), they are one matrix dY: dx
+//   = dY [w_0; w_1; ...] (the weights stacked, small), dW = dY^T x and db = column sums of dY, split
+//   by rows: one GEMM or gemv of each kind where there were one per projection.
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -35,6 +39,7 @@
 #include <vector>
 
 #include "boundary.hpp"
+#include "column_blocks.hpp"
 #include "column_sums.hpp"
 #include "linear_op.hpp"
 #include "needs_grad.hpp"
@@ -159,22 +164,43 @@ class LinearsFunction : public torch::autograd::Function<LinearsFunction> {
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& x = saved[0];
+    const std::vector<at::Tensor> ws(saved.begin() + 1, saved.end());
     const c10::List<bool> has_bias = ctx->saved_data["has_bias"].toBoolList();
     const size_t k = grads.size();
+    std::vector<size_t> bias_slot(k);  // the input index of projection i's bias, when it has one
     size_t n_biases = 0;
-    for (size_t i = 0; i < k; ++i) n_biases += has_bias.get(i);
+    for (size_t i = 0; i < k; ++i) bias_slot[i] = 1 + k + (has_bias.get(i) ? n_biases++ : 0);
     // One gradient per input: x, the weights, the biases, and none for has_bias.
     torch::autograd::variable_list out(1 + k + n_biases + 1);
+    // The attention op returns its input gradients as blocks of one buffer when its inputs were this
+    // node's column blocks (column_blocks.hpp): then one product of each kind for all projections.
+    const at::Tensor dy_all = k > 1 ? as_one_matrix(grads) : at::Tensor();
+    if (dy_all.defined()) {
+      const at::Tensor w_all = at::cat(ws);  // [sum out, in]: small
+      std::vector<int64_t> widths;
+      for (const at::Tensor& w : ws) widths.push_back(w.size(0));
+      if (ctx->needs_input_grad(0)) out[0] = add_input_grad({}, dy_all, w_all, x);
+      bool any_w = false, any_b = false;
+      for (size_t i = 0; i < k; ++i) {
+        any_w = any_w || ctx->needs_input_grad(1 + i);
+        any_b = any_b || (has_bias.get(i) && ctx->needs_input_grad(bias_slot[i]));
+      }
+      const std::vector<at::Tensor> dw = any_w ? dy_all.t().mm(x).split_with_sizes(widths, 0) : std::vector<at::Tensor>();
+      const std::vector<at::Tensor> db =
+          any_b ? column_sums(dy_all, dy_all.scalar_type()).split_with_sizes(widths, 0) : std::vector<at::Tensor>();
+      for (size_t i = 0; i < k; ++i) {
+        if (any_w && ctx->needs_input_grad(1 + i)) out[1 + i] = dw[i];
+        if (any_b && has_bias.get(i) && ctx->needs_input_grad(bias_slot[i])) out[bias_slot[i]] = db[i];
+      }
+      return out;
+    }
     at::Tensor dx;
-    for (size_t i = 0, j = 0; i < k; ++i) {
+    for (size_t i = 0; i < k; ++i) {
       const at::Tensor& dy = grads[i];
-      const size_t bias_slot = 1 + k + j;
-      j += has_bias.get(i);
       if (!dy.defined()) continue;
-      const at::Tensor& w = saved[1 + i];
-      if (ctx->needs_input_grad(0)) dx = add_input_grad(dx, dy, w, x);
+      if (ctx->needs_input_grad(0)) dx = add_input_grad(dx, dy, ws[i], x);
       if (ctx->needs_input_grad(1 + i)) out[1 + i] = dy.t().mm(x);
-      if (has_bias.get(i) && ctx->needs_input_grad(bias_slot)) out[bias_slot] = column_sums(dy, dy.scalar_type());
+      if (has_bias.get(i) && ctx->needs_input_grad(bias_slot[i])) out[bias_slot[i]] = column_sums(dy, dy.scalar_type());
     }
     out[0] = dx;
     return out;

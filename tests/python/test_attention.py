@@ -129,6 +129,52 @@ def test_raw_op_bias_is_added_to_every_row(seed, kind, device):
         f(q, k, v, att, b[:-1])
 
 
+@pytest.mark.parametrize("kind", ["gatv2", "transformer"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device: the CUDA backward runs on the GPU machine"))])
+def test_input_gradients_are_laid_out_like_the_inputs(seed, kind, device):
+    """q, k (and v) as column blocks of one tensor (the projection node's output, in its order):
+    their gradients are the same blocks of one new buffer, equal to the gradients of separate
+    copies (same kernels, same order: bitwise); inputs that do not tile a buffer (q and k one
+    tensor, or a block left over) get separate gradients."""
+    n, H, C = 40, 2, 8
+    g = tessera.Graph.from_edge_index(random_edges(n, n, 160, device), num_nodes=n)
+    t_rowptr, t_col, perm, _ = g.transpose()
+    att = torch.randn(H * C, device=device) if kind == "gatv2" else None
+    blocks = 2 if kind == "gatv2" else 3
+
+    def attend(q, k, v):
+        return torch.ops.tessera.attention(g.rowptr, g.col, q, k, v, att, H, kind, 0.2, 0.0, 0.0, 0, False, False,
+                                           t_rowptr, t_col, perm, False, 0)[0]
+    y = torch.randn(n, blocks * H * C, device=device, requires_grad=True)
+    parts = y.split(H * C, dim=1)
+    k, q = parts[0], parts[1]  # GATv2's node order: lin_l (key) first, then lin_r (query)
+    v = parts[2] if kind == "transformer" else None
+    ins = [t for t in (q, k, v) if t is not None]
+    gy = torch.randn(n, H * C, device=device)
+    got = torch.autograd.grad(attend(q, k, v), ins, gy)
+    width = blocks * H * C
+    assert all(d.stride() == (width, 1) for d in got)
+    assert got[1].data_ptr() - got[0].data_ptr() == -H * C * got[0].element_size()  # dk left of dq
+    copies = [t.detach().clone().requires_grad_() for t in ins]
+    want = torch.autograd.grad(attend(*copies, *([None] if kind == "gatv2" else [])), copies, gy)
+    for a, b in zip(got, want):
+        assert torch.equal(a, b)
+    # q and k one tensor (GATv2 with shared weights): separate gradient buffers, summed by autograd
+    # (one buffer for both would have each pass overwrite the other's rows). A block of the buffer
+    # unused: separate, contiguous gradients.
+    if kind == "gatv2":
+        x = torch.randn(n, H * C, device=device, requires_grad=True)
+        (dx,) = torch.autograd.grad(attend(x, x, None), (x,), gy)
+        qc, kc = (x.detach().clone().requires_grad_() for _ in range(2))
+        dq, dk = torch.autograd.grad(attend(qc, kc, None), (qc, kc), gy)
+        torch.testing.assert_close(dx, dq + dk)
+    else:
+        q2, k2 = y[:, :H * C], y[:, H * C:2 * H * C]
+        d = torch.autograd.grad(attend(q2, k2, y[:, :H * C].detach().clone().requires_grad_()), (q2, k2), gy)
+        assert all(t.is_contiguous() for t in d)
+
+
 @pytest.mark.parametrize("kind,dropout", [("gatv2", 0.0), ("transformer", 0.0), ("gatv2", 0.4), ("transformer", 0.4)])
 def test_raw_op_gradcheck_with_edge_features(seed, kind, dropout):
     """Edge features through the fused CPU kernels: gradients of every input, edge_attr and

@@ -60,6 +60,41 @@ def test_linears_op_cpu_is_the_stacked_linear_and_differentiable(seed):
         assert all(y.grad_fn is None for y in ops.linears(x, ws, [b0, None, b2]))
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
+def test_linears_take_block_gradients_as_one_matrix(seed, device):
+    """Output gradients that are the column blocks of one buffer, in the node's order (as the
+    attention op returns them), take the one-matrix backward: the same x, weight and bias gradients
+    as separate gradient tensors (double on the CPU: to rounding; fp32 on CUDA: within fp32
+    level), and blocks out of order or with a gap take the per-projection path."""
+    dt = torch.float64 if device == "cpu" else torch.float32
+    x = torch.randn(300, 20, dtype=dt, device=device, requires_grad=True)
+    ws = [torch.randn(n, 20, dtype=dt, device=device, requires_grad=True) for n in (8, 12, 4)]
+    bs = [torch.randn(8, dtype=dt, device=device, requires_grad=True), None,
+          torch.randn(4, dtype=dt, device=device, requires_grad=True)]
+    params = [x, *ws, bs[0], bs[2]]
+    g_all = torch.randn(300, 24, dtype=dt, device=device)
+    tol = {} if device == "cpu" else {"rtol": 1e-5, "atol": 1e-4}
+
+    def grads(gys):
+        return torch.autograd.grad(ops.linears(x, ws, bs), params, gys)
+    blocks = list(g_all.split([8, 12, 4], dim=1))
+    for a, b in zip(grads(blocks), grads([t.contiguous() for t in blocks])):
+        torch.testing.assert_close(a, b, **tol)
+    if device == "cpu":  # the paths themselves: one dX and one dW product, against 1 + 2 and 3
+        def products(gys):
+            ys = ops.linears(x, ws, bs)
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+                torch.autograd.backward(ys, gys)
+            names = [e.name for e in prof.events()]
+            return names.count("aten::mm") + names.count("aten::addmm_")
+        assert products(blocks) == 2 and products([t.contiguous() for t in blocks]) == 6
+    # Out of order: the blocks of a buffer laid out [12 | 8 | 4] do not match the node's order.
+    other = torch.randn(300, 24, dtype=dt, device=device)
+    shuffled = [other[:, 12:20], other[:, :12], other[:, 20:]]
+    for a, b in zip(grads(shuffled), grads([t.contiguous() for t in shuffled])):
+        torch.testing.assert_close(a, b, **tol)
+
+
 def test_linears_op_bad_input_names_the_problem():
     x = torch.randn(5, 8)
     with pytest.raises(RuntimeError, match=r"linears: 2 weights but 1 biases"):
