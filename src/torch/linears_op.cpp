@@ -26,10 +26,10 @@
 //     1.5 GB: 0.37 ms on the H200; on the CPU each such add of a [65536, 128] gradient cost 40-50 ms,
 //     mostly first-touch page faults).
 //   dw_i = dy_i^T x, db_i = column sums of dy_i (column_sums.hpp).
-//   When the dy_i arrive as the column blocks of one buffer, in this node's order (the attention op
-//   lays out the gradients of q, k, v like q, k, v: column_blocks.hpp), they are one matrix dY: dx
-//   = dY [w_0; w_1; ...] (the weights stacked, small), dW = dY^T x and db = column sums of dY, split
-//   by rows: one GEMM or gemv of each kind where there were one per projection.
+//   When dy_i .. dy_j arrive as adjacent column blocks of one buffer, in this node's order (the
+//   attention op lays out the gradients of q, k, v like q, k, v: column_blocks.hpp), they are one
+//   matrix dY: dx += dY [w_i; ...; w_j] (the weights stacked, small), dW = dY^T x and db = column
+//   sums of dY, split by rows: one GEMM or gemv of each kind for the run.
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -172,35 +172,29 @@ class LinearsFunction : public torch::autograd::Function<LinearsFunction> {
     for (size_t i = 0; i < k; ++i) bias_slot[i] = 1 + k + (has_bias.get(i) ? n_biases++ : 0);
     // One gradient per input: x, the weights, the biases, and none for has_bias.
     torch::autograd::variable_list out(1 + k + n_biases + 1);
-    // The attention op returns its input gradients as blocks of one buffer when its inputs were this
-    // node's column blocks (column_blocks.hpp): then one product of each kind for all projections.
-    const at::Tensor dy_all = k > 1 ? as_one_matrix(grads) : at::Tensor();
-    if (dy_all.defined()) {
-      const at::Tensor w_all = at::cat(ws);  // [sum out, in]: small
+    // Gradients that are adjacent column blocks of one buffer (the attention op lays out the
+    // gradients of q, k, v like q, k, v: column_blocks.hpp) form runs, each one matrix: one product
+    // of each kind per run. A run of one is a projection's own gradient.
+    at::Tensor dx;
+    for (const BlockRun& run : block_runs(grads)) {
+      const at::Tensor& dy = run.matrix;
+      std::vector<at::Tensor> run_ws(ws.begin() + run.begin, ws.begin() + run.end);
       std::vector<int64_t> widths;
-      for (const at::Tensor& w : ws) widths.push_back(w.size(0));
-      if (ctx->needs_input_grad(0)) out[0] = add_input_grad({}, dy_all, w_all, x);
       bool any_w = false, any_b = false;
-      for (size_t i = 0; i < k; ++i) {
+      for (size_t i = run.begin; i < run.end; ++i) {
+        widths.push_back(ws[i].size(0));
         any_w = any_w || ctx->needs_input_grad(1 + i);
         any_b = any_b || (has_bias.get(i) && ctx->needs_input_grad(bias_slot[i]));
       }
-      const std::vector<at::Tensor> dw = any_w ? dy_all.t().mm(x).split_with_sizes(widths, 0) : std::vector<at::Tensor>();
+      if (ctx->needs_input_grad(0))
+        dx = add_input_grad(dx, dy, run_ws.size() == 1 ? run_ws[0] : at::cat(run_ws), x);  // weights stacked: small
+      const std::vector<at::Tensor> dw = any_w ? dy.t().mm(x).split_with_sizes(widths, 0) : std::vector<at::Tensor>();
       const std::vector<at::Tensor> db =
-          any_b ? column_sums(dy_all, dy_all.scalar_type()).split_with_sizes(widths, 0) : std::vector<at::Tensor>();
-      for (size_t i = 0; i < k; ++i) {
-        if (any_w && ctx->needs_input_grad(1 + i)) out[1 + i] = dw[i];
-        if (any_b && has_bias.get(i) && ctx->needs_input_grad(bias_slot[i])) out[bias_slot[i]] = db[i];
+          any_b ? column_sums(dy, dy.scalar_type()).split_with_sizes(widths, 0) : std::vector<at::Tensor>();
+      for (size_t i = run.begin; i < run.end; ++i) {
+        if (any_w && ctx->needs_input_grad(1 + i)) out[1 + i] = dw[i - run.begin];
+        if (any_b && has_bias.get(i) && ctx->needs_input_grad(bias_slot[i])) out[bias_slot[i]] = db[i - run.begin];
       }
-      return out;
-    }
-    at::Tensor dx;
-    for (size_t i = 0; i < k; ++i) {
-      const at::Tensor& dy = grads[i];
-      if (!dy.defined()) continue;
-      if (ctx->needs_input_grad(0)) dx = add_input_grad(dx, dy, ws[i], x);
-      if (ctx->needs_input_grad(1 + i)) out[1 + i] = dy.t().mm(x);
-      if (has_bias.get(i) && ctx->needs_input_grad(bias_slot[i])) out[bias_slot[i]] = column_sums(dy, dy.scalar_type());
     }
     out[0] = dx;
     return out;

@@ -133,10 +133,10 @@ def test_raw_op_bias_is_added_to_every_row(seed, kind, device):
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA device: the CUDA backward runs on the GPU machine"))])
 def test_input_gradients_are_laid_out_like_the_inputs(seed, kind, device):
-    """q, k (and v) as column blocks of one tensor (the projection node's output, in its order):
-    their gradients are the same blocks of one new buffer, equal to the gradients of separate
-    copies (same kernels, same order: bitwise); inputs that do not tile a buffer (q and k one
-    tensor, or a block left over) get separate gradients."""
+    """q, k (and v) as adjacent column blocks of one tensor (the projection node's output, in its
+    order): their gradients are the same blocks of one new buffer, equal to the gradients of
+    separate copies (same kernels, same order: bitwise); q and k one tensor, or blocks that are not
+    adjacent or not of one tensor, get separate gradients."""
     n, H, C = 40, 2, 8
     g = tessera.Graph.from_edge_index(random_edges(n, n, 160, device), num_nodes=n)
     t_rowptr, t_col, perm, _ = g.transpose()
@@ -146,20 +146,22 @@ def test_input_gradients_are_laid_out_like_the_inputs(seed, kind, device):
     def attend(q, k, v):
         return torch.ops.tessera.attention(g.rowptr, g.col, q, k, v, att, H, kind, 0.2, 0.0, 0.0, 0, False, False,
                                            t_rowptr, t_col, perm, False, 0)[0]
-    y = torch.randn(n, blocks * H * C, device=device, requires_grad=True)
-    parts = y.split(H * C, dim=1)
-    k, q = parts[0], parts[1]  # GATv2's node order: lin_l (key) first, then lin_r (query)
-    v = parts[2] if kind == "transformer" else None
-    ins = [t for t in (q, k, v) if t is not None]
     gy = torch.randn(n, H * C, device=device)
-    got = torch.autograd.grad(attend(q, k, v), ins, gy)
-    width = blocks * H * C
-    assert all(d.stride() == (width, 1) for d in got)
-    assert got[1].data_ptr() - got[0].data_ptr() == -H * C * got[0].element_size()  # dk left of dq
-    copies = [t.detach().clone().requires_grad_() for t in ins]
-    want = torch.autograd.grad(attend(*copies, *([None] if kind == "gatv2" else [])), copies, gy)
-    for a, b in zip(got, want):
-        assert torch.equal(a, b)
+    # The node's output holds q, k (, v) alone, or one more block after them (a residual or skip
+    # projection of the same input): the gradients' buffer is as wide as q, k (, v) together.
+    for extra in (0, 1):
+        y = torch.randn(n, (blocks + extra) * H * C, device=device, requires_grad=True)
+        parts = y.split(H * C, dim=1)
+        k, q = parts[0], parts[1]  # GATv2's node order: lin_l (key) first, then lin_r (query)
+        v = parts[2] if kind == "transformer" else None
+        ins = [t for t in (q, k, v) if t is not None]
+        got = torch.autograd.grad(attend(q, k, v), ins, gy)
+        assert all(d.stride() == (blocks * H * C, 1) for d in got)
+        assert got[1].data_ptr() - got[0].data_ptr() == -H * C * got[0].element_size()  # dk left of dq
+        copies = [t.detach().clone().requires_grad_() for t in ins]
+        want = torch.autograd.grad(attend(*copies, *([None] if kind == "gatv2" else [])), copies, gy)
+        for a, b in zip(got, want):
+            assert torch.equal(a, b)
     # q and k one tensor (GATv2 with shared weights): separate gradient buffers, summed by autograd
     # (one buffer for both would have each pass overwrite the other's rows). A block of the buffer
     # unused: separate, contiguous gradients.

@@ -62,10 +62,10 @@ def test_linears_op_cpu_is_the_stacked_linear_and_differentiable(seed):
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
 def test_linears_take_block_gradients_as_one_matrix(seed, device):
-    """Output gradients that are the column blocks of one buffer, in the node's order (as the
-    attention op returns them), take the one-matrix backward: the same x, weight and bias gradients
-    as separate gradient tensors (double on the CPU: to rounding; fp32 on CUDA: within fp32
-    level), and blocks out of order or with a gap take the per-projection path."""
+    """Output gradients that are adjacent column blocks of one buffer, in the node's order (as the
+    attention op returns them), take the one-matrix backward per run of such blocks: the same x,
+    weight and bias gradients as separate gradient tensors (double on the CPU: to rounding; fp32 on
+    CUDA: within fp32 level); blocks out of order take the per-projection path."""
     dt = torch.float64 if device == "cpu" else torch.float32
     x = torch.randn(300, 20, dtype=dt, device=device, requires_grad=True)
     ws = [torch.randn(n, 20, dtype=dt, device=device, requires_grad=True) for n in (8, 12, 4)]
@@ -88,6 +88,11 @@ def test_linears_take_block_gradients_as_one_matrix(seed, device):
             names = [e.name for e in prof.events()]
             return names.count("aten::mm") + names.count("aten::addmm_")
         assert products(blocks) == 2 and products([t.contiguous() for t in blocks]) == 6
+        # A run of two adjacent blocks, then a separate gradient: one product of each kind per run.
+        partial = [blocks[0].detach(), blocks[1].detach(), blocks[2].contiguous()]
+        assert products(partial) == 4
+        for a, b in zip(grads(partial), grads([t.contiguous() for t in partial])):
+            torch.testing.assert_close(a, b)
     # Out of order: the blocks of a buffer laid out [12 | 8 | 4] do not match the node's order.
     other = torch.randn(300, 24, dtype=dt, device=device)
     shuffled = [other[:, 12:20], other[:, :12], other[:, 20:]]
