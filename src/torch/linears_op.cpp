@@ -21,7 +21,8 @@
 //     GEMMs (OpenBLAS, best of 11).
 // Backward
 //   dx = sum_i dy_i w_i in one buffer: on CUDA fp32 each product is added by the kernel's epilogue
-//     (the buffer is its own residual), elsewhere dx = dy_0 w_0, then addmm_. Autograd would instead
+//     (the buffer is its own residual; the kernel reads each [out, in] weight as stored),
+//     elsewhere dx = dy_0 w_0, then addmm_. Autograd would instead
 //     add per-projection dx tensors in fresh buffers (an add of a [2^20, 128] fp32 gradient moves
 //     1.5 GB: 0.37 ms on the H200; on the CPU each such add of a [65536, 128] gradient cost 40-50 ms,
 //     mostly first-touch page faults).
@@ -112,7 +113,7 @@ std::vector<at::Tensor> forward_impl(const at::Tensor& x, at::TensorList weights
     const std::vector<at::Tensor> blocks = column_blocks(y, widths);
     bool done = true;
     for (size_t i = 0; i < weights.size() && done; ++i) done = linear_into(blocks[i], x, weights[i], biases[i], {});
-    if (done) return blocks;  // else a block the kernel cannot take (checked before it wrote anything)
+    if (done) return blocks;  // else a block the kernel cannot take (odd width): the stacked GEMM redoes all
   }
   return column_blocks(stacked(x, weights, biases, width), widths);
 }

@@ -5,9 +5,10 @@ CUDA: torch.ops.tessera.linear (src/torch/linear_op.cpp) runs fp32 as three tf32
 products (include/tessera/ops/linear.hpp: error <= 2^-20 of sum |x w| against fp32 SGEMM's ~2^-22,
 where one TF32 pass is 2^-12), 1.24-1.43x faster than cuBLAS's fp32 SGEMM on the H200 at 2^20
 rows; dx in backward too. Several projections of one input (linears(), project()) are one op and
-one autograd node, tessera.linears (src/torch/linears_op.cpp): one output buffer whose column blocks
-the kernel writes, dx summed in one buffer. A user who allows TF32 (torch.set_float32_matmul_precision("high"))
-gets the Linear, i.e. cuBLAS's TF32, which is faster still and what they asked for.
+one autograd node, tessera.linears (src/torch/linears_op.cpp): one output buffer whose column
+blocks the kernel writes, dx summed in one buffer. A user who allows TF32
+(torch.set_float32_matmul_precision("high")) gets the Linear, i.e. cuBLAS's TF32, which is faster
+still and what they asked for.
 
 CPU: a fresh CPU tensor of tens of MB is faulted in 4 KB pages on its first write (src/torch/outputs.hpp
 has the measurement); the ops' own outputs avoid that with 2 MB-aligned, huge-page advised memory,
@@ -54,7 +55,7 @@ def _tensor_cores(x: Tensor) -> bool:
 def linears(lins, x: Tensor):
     """[lin(x) for lin in lins]: on CUDA in fp32, tessera's tensor-core projection (tf32x3: fp32-level
     error, 1.24-1.43x cuBLAS's fp32 SGEMM on the H200) unless the user allowed TF32, several of them
-    as one op (_stacked); on the CPU one op for any large output or dx; otherwise each Linear
+    as one op (_as_one_op); on the CPU one op for any large output or dx; otherwise each Linear
     itself."""
     lins = list(lins)
     # The device is checked first and alone: on a GPU this runs on every layer call's host path,
@@ -65,15 +66,15 @@ def linears(lins, x: Tensor):
             return [lin(x) for lin in lins]
         fast = [_fast_path(lin, x) for lin in lins]
         if len(lins) > 1 and all(fast):
-            return _stacked(lins, x)
+            return _as_one_op(lins, x)
         return [_ops.linear(x, lin.weight, lin.bias) if f else lin(x) for lin, f in zip(lins, fast)]
     if not all(_fast_path(lin, x) for lin in lins) or \
             x.size(0) * max([lin.out_features for lin in lins] + [x.size(-1)]) * x.element_size() < _MIN_BYTES:
         return [lin(x) for lin in lins]
-    return _stacked(lins, x)
+    return _as_one_op(lins, x)
 
 
-def _stacked(lins, x: Tensor):
+def _as_one_op(lins, x: Tensor):
     """[lin(x) for lin in lins] as one op and one autograd node (tessera.linears,
     src/torch/linears_op.cpp): one output buffer, the projections its column blocks (views: not to be
     modified in place), dx summed in one buffer in backward."""
