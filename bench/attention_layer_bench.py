@@ -37,9 +37,6 @@ import bench_common as bc
 TARGETS = {"gatv2": {"forward": 10.0, "forward_backward": 5.0, "memory": 1 / 15},
            "transformer": {"forward": 8.0, "forward_backward": 4.0, "memory": 1 / 10}}
 PYG_NAMES = {"gatv2": "GATv2Conv", "transformer": "TransformerConv"}
-# Each timing runs at least --reps calls and at least this many ms of them (small graphs: ~100-400
-# calls, so their host-bound medians repeat between runs).
-MIN_MS = 200.0
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -47,7 +44,7 @@ def measure(conv, x, edge_index, reps, edge_attr=None):
     """(forward ms, forward+backward ms, peak bytes above the inputs) or raises torch OOM."""
     extra = () if edge_attr is None else (edge_attr,)
     with torch.no_grad():
-        fwd = bc.median_ms_cuda(lambda: conv(x, edge_index, *extra), warmup=1, reps=reps, min_ms=MIN_MS)
+        fwd = bc.median_ms_cuda(lambda: conv(x, edge_index, *extra), warmup=1, reps=reps, min_ms=bc.LAYER_MIN_MS)
         gy = torch.ones_like(conv(x, edge_index, *extra))
     xg = x.detach().clone().requires_grad_()
 
@@ -56,7 +53,7 @@ def measure(conv, x, edge_index, reps, edge_attr=None):
         xg.grad = None
         conv(xg, edge_index, *extra).backward(gy)
 
-    fb = bc.median_ms_cuda(fwd_bwd, warmup=1, reps=reps, min_ms=MIN_MS)
+    fb = bc.median_ms_cuda(fwd_bwd, warmup=1, reps=reps, min_ms=bc.LAYER_MIN_MS)
     conv.zero_grad(set_to_none=True)
     xg.grad = None
     if hasattr(conv, "_graph_cache"):  # tessera keeps the CSR of a reused edge_index: count it in the peak

@@ -156,6 +156,11 @@ def peak_bytes_cuda(fn) -> int:
     return torch.cuda.max_memory_allocated() - base
 
 
+# The layer benchmarks' minimum of measured time per timing (median_ms_cuda's min_ms): small graphs
+# then take ~100-400 calls, so their host-bound medians repeat between runs.
+LAYER_MIN_MS = 200.0
+
+
 def median_ms_cuda(fn, warmup: int = 3, reps: int = 10, min_ms: float = 0.0, max_reps: int = 400) -> float:
     """Median of per-call CUDA-event times over `reps` calls, or over as many more (at most max_reps)
     as fill min_ms of measured time: a host-bound call of ~1 ms varies by tens of percent from call

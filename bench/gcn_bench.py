@@ -24,8 +24,6 @@ import torch
 
 import bench_common as bc
 
-# Layer timings run at least --reps calls and at least this many ms of them (bench_common.median_ms_cuda).
-MIN_MS = 200.0
 H200_COPY_BANDWIDTH = 4.2e12  # bytes/s, measured device copy (read + write), DESIGN.md
 
 
@@ -34,7 +32,7 @@ def measure(conv, x, edge_index, gy, reps):
     with torch.no_grad():
         conv(x, edge_index)  # builds the cached normalization (excluded)
     with torch.no_grad():
-        fwd = bc.median_ms_cuda(lambda: conv(x, edge_index), reps=reps, min_ms=MIN_MS)
+        fwd = bc.median_ms_cuda(lambda: conv(x, edge_index), reps=reps, min_ms=bc.LAYER_MIN_MS)
     xg = x.detach().clone().requires_grad_()
 
     def fwd_bwd():
@@ -42,7 +40,7 @@ def measure(conv, x, edge_index, gy, reps):
         xg.grad = None
         conv(xg, edge_index).backward(gy)
 
-    fb = bc.median_ms_cuda(fwd_bwd, reps=reps, min_ms=MIN_MS)
+    fb = bc.median_ms_cuda(fwd_bwd, reps=reps, min_ms=bc.LAYER_MIN_MS)
     conv.zero_grad(set_to_none=True)
     xg.grad = None
     peak = bc.peak_bytes_cuda(fwd_bwd)

@@ -14,8 +14,9 @@ at::Tensor column_sums(const at::Tensor& t, at::ScalarType dtype) {
   // The gemv is not recorded by autograd: a sum that must itself be differentiable (create_graph)
   // takes torch's.
   const auto st = t.scalar_type();
-  if (t.is_cuda() && !(c10::GradMode::is_enabled() && t.requires_grad()) && t.dim() == 2 && (st == at::kFloat || st == at::kDouble) && t.size(0) > 0 && t.size(1) > 0 &&
-      t.stride(1) == 1) {
+  const bool recorded = c10::GradMode::is_enabled() && t.requires_grad();
+  if (t.is_cuda() && !recorded && t.dim() == 2 && (st == at::kFloat || st == at::kDouble) && t.size(0) > 0 &&
+      t.size(1) > 0 && t.stride(1) == 1) {
     at::Tensor s = column_sums_cuda(t);
     return s.scalar_type() == dtype ? s : s.to(dtype);
   }
@@ -26,7 +27,7 @@ at::Tensor column_sums(const at::Tensor& t, at::ScalarType dtype) {
 }  // namespace tessera::pt
 
 namespace {
-// For the Python layers' projection node (tessera/nn/_linear.py): its bias gradients.
+// The ops' bias-gradient reduction as an op of its own (Python and its tests reach it here).
 at::Tensor column_sums_op(const at::Tensor& t) {
   TESSERA_CHECK(t.defined() && t.dim() == 2, "column_sums: expected a 2-D tensor (rows x columns), got shape ",
                 t.defined() ? t.sizes() : at::IntArrayRef{});

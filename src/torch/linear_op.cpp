@@ -19,16 +19,23 @@
 #include "column_sums.hpp"
 #include "linear_op.hpp"
 #include "needs_grad.hpp"
+#include "outputs.hpp"
 #include "tessera/ops/linear.hpp"
 #include "views.hpp"
 
 namespace tessera::pt {
 
+namespace {
+// Whether the tf32x3 kernel could take these: CUDA float32 throughout (the shapes it checks itself).
+bool cuda_f32(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  return x.is_cuda() && x.scalar_type() == at::kFloat && weight.scalar_type() == at::kFloat &&
+         (!bias.defined() || bias.scalar_type() == at::kFloat);
+}
+}  // namespace
+
 bool linear_into(const at::Tensor& y, const at::Tensor& x_in, const at::Tensor& weight_in, const at::Tensor& bias,
                  const at::Tensor& residual, bool w_transposed) {
-  if (!x_in.is_cuda() || x_in.scalar_type() != at::kFloat || weight_in.scalar_type() != at::kFloat ||
-      (bias.defined() && bias.scalar_type() != at::kFloat))
-    return false;
+  if (!cuda_f32(x_in, weight_in, bias)) return false;
   const at::Tensor x = x_in.stride(1) == 1 ? x_in : x_in.contiguous();
   const at::Tensor w = weight_in.is_contiguous() ? weight_in : weight_in.contiguous();
   const at::Tensor b = bias.defined() ? bias.contiguous() : at::Tensor();
@@ -51,6 +58,16 @@ bool linear_into(const at::Tensor& y, const at::Tensor& x_in, const at::Tensor& 
   if (!ops::linear_supported(a, ex.get())) return false;
   ops::linear(a, ex.get());
   return true;
+}
+
+at::Tensor add_input_grad(at::Tensor dx, const at::Tensor& dy, const at::Tensor& weight) {
+  const bool first = !dx.defined();
+  if (c10::GradMode::is_enabled()) return first ? dy.mm(weight) : dx + dy.mm(weight);  // create_graph
+  if (first)
+    dx = dy.is_cpu() ? empty_output({dy.size(0), weight.size(1)}, dy.options())
+                     : at::empty({dy.size(0), weight.size(1)}, dy.options());
+  if (linear_into(dx, dy, weight, {}, first ? at::Tensor() : dx, /*w_transposed=*/true)) return dx;
+  return first ? at::mm_out(dx, dy, weight) : dx.addmm_(dy, weight);
 }
 
 namespace {
@@ -87,13 +104,11 @@ at::Tensor torch_linear(const at::Tensor& x, const at::Tensor& weight, const Opt
 at::Tensor linear_kernel(const at::Tensor& x_in, const at::Tensor& weight_in, const OptTensor& bias,
                          const OptTensor& residual) {
   check_args(x_in, weight_in, bias, residual);
-  if (!x_in.is_cuda() || x_in.scalar_type() != at::kFloat || weight_in.scalar_type() != at::kFloat ||
-      (has(bias) && bias->scalar_type() != at::kFloat))
-    return torch_linear(x_in, weight_in, bias, residual);
-  auto y = at::empty({x_in.size(0), weight_in.size(0)}, x_in.options());
   const at::Tensor b = has(bias) ? *bias : at::Tensor();
-  const at::Tensor r = has(residual) ? *residual : at::Tensor();
-  if (!linear_into(y, x_in, weight_in, b, r)) return torch_linear(x_in, weight_in, bias, residual);
+  if (!cuda_f32(x_in, weight_in, b)) return torch_linear(x_in, weight_in, bias, residual);  // no output to make
+  auto y = at::empty({x_in.size(0), weight_in.size(0)}, x_in.options());
+  if (!linear_into(y, x_in, weight_in, b, has(residual) ? *residual : at::Tensor()))
+    return torch_linear(x_in, weight_in, bias, residual);
   return y;
 }
 
@@ -101,17 +116,6 @@ at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const OptT
                        const OptTensor& residual = {}) {
   static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("tessera::linear", "").typed<decltype(linear_kernel)>();
   return op.call(x, weight, bias, residual);
-}
-
-// dx = dy weight: on CUDA fp32 the kernel reads the [out, in] weight as stored (no transposed
-// copy); under create_graph (or where the kernel cannot run) through this op again, so autograd
-// records it.
-at::Tensor input_grad(const at::Tensor& dy, const at::Tensor& weight) {
-  if (!c10::GradMode::is_enabled() && dy.is_cuda()) {
-    at::Tensor dx = at::empty({dy.size(0), weight.size(1)}, dy.options());
-    if (linear_into(dx, dy, weight, {}, {}, /*w_transposed=*/true)) return dx;
-  }
-  return call_linear(dy, weight.t().contiguous(), {});
 }
 
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
@@ -132,7 +136,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     const at::Tensor& weight = saved[1];
     const at::Tensor& dy = grads[0];
     at::Tensor dx, dw, db;
-    if (ctx->needs_input_grad(0)) dx = input_grad(dy, weight);
+    if (ctx->needs_input_grad(0)) dx = add_input_grad({}, dy, weight);
     if (ctx->needs_input_grad(1)) dw = dy.t().mm(x);
     if (ctx->saved_data["bias_grad"].toBool()) db = column_sums(dy, dy.scalar_type());
     const at::Tensor dr = ctx->saved_data["residual_grad"].toBool() ? dy : at::Tensor();

@@ -13,4 +13,11 @@ namespace tessera::pt {
 bool linear_into(const at::Tensor& y, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                  const at::Tensor& residual, bool w_transposed = false);
 
+// A Linear's input gradient dx + dy weight for its [out, in] weight (dx undefined: dy weight), in
+// dx's buffer once it exists: on CUDA fp32 the kernel reads the weight as stored and adds dx in its
+// epilogue; elsewhere mm / addmm_, a fresh CPU dx on the ops' output memory (outputs.hpp). Under
+// create_graph, ops autograd records, so the gradient can itself be differentiated. The backward
+// of tessera::linear and of tessera::linears (one call per projection, or per run of them).
+at::Tensor add_input_grad(at::Tensor dx, const at::Tensor& dy, const at::Tensor& weight);
+
 }  // namespace tessera::pt

@@ -20,9 +20,9 @@
 //     development machine [65536, 128] x [128, 512] took 61-65 ms against 92-101 for four [128, 128]
 //     GEMMs (OpenBLAS, best of 11).
 // Backward
-//   dx = sum_i dy_i w_i in one buffer: on CUDA fp32 each product is added by the kernel's epilogue
-//     (the buffer is its own residual; the kernel reads each [out, in] weight as stored),
-//     elsewhere dx = dy_0 w_0, then addmm_. Autograd would instead
+//   dx = sum_i dy_i w_i in one buffer (add_input_grad, linear_op.hpp): on CUDA fp32 each product is
+//     added by the kernel's epilogue (the buffer is its own residual; the kernel reads each
+//     [out, in] weight as stored), elsewhere dx = dy_0 w_0, then addmm_. Autograd would instead
 //     add per-projection dx tensors in fresh buffers (an add of a [2^20, 128] fp32 gradient moves
 //     1.5 GB: 0.37 ms on the H200; on the CPU each such add of a [65536, 128] gradient cost 40-50 ms,
 //     mostly first-touch page faults).
@@ -35,7 +35,6 @@
 #include <torch/library.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <c10/core/GradMode.h>
 
 #include <vector>
 
@@ -188,7 +187,7 @@ class LinearsFunction : public torch::autograd::Function<LinearsFunction> {
         any_b = any_b || (has_bias.get(i) && ctx->needs_input_grad(bias_slot[i]));
       }
       if (ctx->needs_input_grad(0))
-        dx = add_input_grad(dx, dy, run_ws.size() == 1 ? run_ws[0] : at::cat(run_ws), x);  // weights stacked: small
+        dx = add_input_grad(dx, dy, run_ws.size() == 1 ? run_ws[0] : at::cat(run_ws));  // weights stacked: small
       const std::vector<at::Tensor> dw = any_w ? dy.t().mm(x).split_with_sizes(widths, 0) : std::vector<at::Tensor>();
       const std::vector<at::Tensor> db =
           any_b ? column_sums(dy, dy.scalar_type()).split_with_sizes(widths, 0) : std::vector<at::Tensor>();
@@ -199,18 +198,6 @@ class LinearsFunction : public torch::autograd::Function<LinearsFunction> {
     }
     out[0] = dx;
     return out;
-  }
-
- private:
-  // dx + dy w (dx undefined: dy w), in dx's buffer once it exists (under create_graph, as ops autograd
-  // records, so the gradient can itself be differentiated).
-  static at::Tensor add_input_grad(at::Tensor dx, const at::Tensor& dy, const at::Tensor& w, const at::Tensor& x) {
-    const bool first = !dx.defined();
-    if (c10::GradMode::is_enabled()) return first ? dy.mm(w) : dx + dy.mm(w);  // create_graph: recorded ops
-    if (first) dx = x.is_cpu() ? empty_output_like(x) : at::empty(x.sizes(), x.options());
-    // The kernel reads the [out, in] weight as stored (y = a w).
-    if (linear_into(dx, dy, w, {}, first ? at::Tensor() : dx, /*w_transposed=*/true)) return dx;
-    return first ? at::mm_out(dx, dy, w) : dx.addmm_(dy, w);
   }
 };
 
