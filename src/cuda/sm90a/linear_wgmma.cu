@@ -1,0 +1,346 @@
+// The fp32 projection Y = X W^T (+ b) (+ R) as three tf32 products on Hopper's warpgroup tensor-core
+// instruction (wgmma), the LinearArgs contract of tessera/ops/linear.hpp. Compiled for sm_90a only
+// (src/CMakeLists.txt): wgmma exists on compute capability 9.0 alone, so the variants are eligible
+// there alone (linear_wgmma_eligible).
+//
+// Why: the mma.sync kernel (cuda/ops/linear_kernels.cuh) reaches 47-57 TFLOP/s on the H200, and the
+// layers' projections and their input gradients are 35-57% of a GATv2 or Graph Transformer training
+// step on PubMed (bench/results/h200_20261203d). wgmma issues a 64 x N x 8 product per warpgroup from
+// shared memory at up to twice mma.sync's rate, and the split into tf32 parts is done once per
+// staged element rather than once per fragment load.
+//
+// Scheme (the error analysis of linear_kernels.cuh holds unchanged): per K step of 32, every thread
+// loads its 16-byte chunks of the X and W tiles from global memory into registers one step ahead,
+// splits each float x = hi + lo (split_tf32) and stores hi and lo into separate shared tiles; the
+// three products lo*hi + hi*lo + hi*hi are then 12 wgmmas per warpgroup (4 k-slices of 8) whose
+// operands are all shared-memory descriptors. Two buffers of the four tiles alternate, so the
+// stores of step k+1 run while the tensor cores work on step k.
+//
+// Shared layout (wgmma's K-major, 128-byte swizzle): an operand tile is [rows][32 floats]; row r
+// is 128 bytes at r * 128, and its 16-byte chunk c lies at chunk position c ^ (r % 8). Tiles start on
+// 1024-byte boundaries (the swizzle is applied to address bits 4-6 from bits 7-9). A descriptor
+// names the tile's start (the k-slice s adds 32 s bytes), the 8-row-group stride 1024 bytes and the
+// swizzle mode; the leading-dimension offset is unused in this mode.
+//
+// Each of the WGS warpgroups owns 64 rows of the CTA tile and all BN columns; its accumulator
+// layout is mma.m16n8's per warp (warp w: rows 16 w + g, 16 w + g + 8; n8 block j: columns 8 j + 2t,
+// + 1), so the epilogue is the mma.sync kernel's.
+//
+// WT (LinearArgs::w_transposed, W stored K x N): a thread stages the chunk (n, k .. k+3) of the
+// K-major tile with four 4-byte loads down W's column n (a warp reads 32 consecutive n: 128-byte
+// rows), so the shared tiles and the products are the same as for an N x K W.
+#include <atomic>
+#include <cstdint>
+#include <limits>
+
+#include "cuda/ops/linear_kernels.cuh"  // Params, split_tf32, smem_u32
+#include "ops/linear/backends.hpp"
+#include "tessera/core/cuda_check.hpp"
+
+namespace tessera::cuda::linear_wgmma {
+namespace {
+
+using tessera::cuda::linear::Params;
+using tessera::cuda::linear::smem_u32;
+constexpr int kBK = 32;  // floats of K per step: one 128-byte swizzled row
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TESSERA_HAVE_WGMMA_CODE 1
+#endif
+
+#ifdef TESSERA_HAVE_WGMMA_CODE
+// The wgmma instructions, spelled out: inline asm names every accumulator register.
+// d += A B^T for a 64 x 64 tile of D (k = 8): A and B tf32, K-major in shared memory (descriptors).
+__device__ __forceinline__ void wgmma_m64n64k8_tf32(float (&d)[32], uint64_t desc_a, uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+// d += A B^T for a 64 x 128 tile of D (k = 8): A and B tf32, K-major in shared memory (descriptors).
+__device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Makes this thread's shared-memory stores visible to the async proxy (the wgmma operand reads).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// Keeps the compiler from moving accumulator reads or writes across the asynchronous wgmmas.
+template <int R>
+__device__ __forceinline__ void pin(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <int BN, int R>
+__device__ __forceinline__ void wgmma_tf32(float (&d)[R], uint64_t a, uint64_t b) {
+  if constexpr (BN == 128) wgmma_m64n128k8_tf32(d, a, b);
+  else wgmma_m64n64k8_tf32(d, a, b);
+}
+#endif
+
+// Descriptor of a K-major, 128-byte-swizzled tile at shared address `addr` (1024-byte aligned):
+// start >> 4 in bits 0-13, leading offset (unused: 1) in 16-29, 8-row-group stride 1024 >> 4 in
+// 32-45, swizzle mode 1 (128 bytes) in 62-63.
+__device__ __forceinline__ uint64_t tile_desc(uint32_t addr) {
+  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
+}
+
+// Float offset of 16-byte chunk c of row r in a swizzled [rows][32] tile.
+__device__ __forceinline__ int chunk_at(int r, int c) { return r * kBK + ((c ^ (r & 7)) << 2); }
+
+__device__ __forceinline__ void store_split(float* hi, float* lo, int off, float4 v) {
+  uint4 h, l;
+  tessera::cuda::split_tf32(v.x, h.x, l.x);
+  tessera::cuda::split_tf32(v.y, h.y, l.y);
+  tessera::cuda::split_tf32(v.z, h.z, l.z);
+  tessera::cuda::split_tf32(v.w, h.w, l.w);
+  *reinterpret_cast<uint4*>(hi + off) = h;
+  *reinterpret_cast<uint4*>(lo + off) = l;
+}
+
+// 2 warpgroups: one CTA per multiprocessor (128 KB of tiles); 1 warpgroup: two.
+template <int WGS, int BN, bool RES, bool WT>
+__global__ void __launch_bounds__(WGS * 128) linear_wgmma_kernel(const Params p) {
+#ifdef TESSERA_HAVE_WGMMA_CODE
+  constexpr int BM = 64 * WGS, kThreads = 128 * WGS, R = BN / 2;
+  constexpr int kAChunks = BM * 8 / kThreads, kBChunks = BN * 8 / kThreads;  // 16-byte chunks a thread stages
+  constexpr int kTile = (BM + BN) * kBK;                                     // floats of A and B, one part
+  extern __shared__ float smem_raw[];
+  // Buffer b: A hi, B hi, A lo, B lo (each tile 1024-byte aligned: BM, BN multiples of 64 rows).
+  float* smem = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  auto a_hi = [&](int b) { return smem + b * 2 * kTile; };
+  auto b_hi = [&](int b) { return smem + b * 2 * kTile + BM * kBK; };
+  auto a_lo = [&](int b) { return smem + b * 2 * kTile + kTile; };
+  auto b_lo = [&](int b) { return smem + b * 2 * kTile + kTile + BM * kBK; };
+
+  const int64_t tile = blockIdx.x;
+  const int64_t m0 = (tile / p.n_tiles) * BM;
+  const int n0 = int(tile % p.n_tiles) * BN;
+  const float* gx = p.x + m0 * p.ldx;
+  const float* gw = WT ? p.w + n0 : p.w + int64_t(n0) * p.ldw;
+  const int64_t rows_x = p.m - m0;
+  const int rows_w = p.n - n0;
+  const int k_steps = (p.k + kBK - 1) / kBK;
+  const int tid = threadIdx.x;
+
+  float4 ra[kAChunks], rb[kBChunks];
+  // Chunk j of a thread: q = tid + kThreads j; for X and an N x K W row q / 8, chunk q % 8; for WT
+  // n = q % BN, chunk q / BN (a warp covers 32 consecutive n).
+  auto load = [&](int k0) {
+#pragma unroll
+    for (int j = 0; j < kAChunks; ++j) {
+      const int q = tid + kThreads * j, row = q >> 3, col = k0 + 4 * (q & 7);
+      ra[j] = row < rows_x && col < p.k ? __ldg(reinterpret_cast<const float4*>(gx + row * p.ldx + col))
+                                        : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int j = 0; j < kBChunks; ++j) {
+      const int q = tid + kThreads * j;
+      if constexpr (WT) {
+        const int n = q % BN, k = k0 + 4 * (q / BN);
+        const bool in = n < rows_w;
+        const float* c = gw + int64_t(k) * p.ldw + n;
+        rb[j] = make_float4(in && k < p.k ? __ldg(c) : 0.f, in && k + 1 < p.k ? __ldg(c + p.ldw) : 0.f,
+                            in && k + 2 < p.k ? __ldg(c + 2 * p.ldw) : 0.f,
+                            in && k + 3 < p.k ? __ldg(c + 3 * p.ldw) : 0.f);
+      } else {
+        const int row = q >> 3, col = k0 + 4 * (q & 7);
+        rb[j] = row < rows_w && col < p.k ? __ldg(reinterpret_cast<const float4*>(gw + int64_t(row) * p.ldw + col))
+                                          : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+    }
+  };
+  auto store = [&](int b) {
+#pragma unroll
+    for (int j = 0; j < kAChunks; ++j) {
+      const int q = tid + kThreads * j;
+      store_split(a_hi(b), a_lo(b), chunk_at(q >> 3, q & 7), ra[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < kBChunks; ++j) {
+      const int q = tid + kThreads * j;
+      const int off = WT ? chunk_at(q % BN, q / BN) : chunk_at(q >> 3, q & 7);
+      store_split(b_hi(b), b_lo(b), off, rb[j]);
+    }
+    fence_proxy_async();
+  };
+
+  float acc[R];
+#pragma unroll
+  for (int i = 0; i < R; ++i) acc[i] = 0.f;
+
+  const int wg = tid >> 7;
+  load(0);
+  store(0);
+  __syncthreads();
+  for (int ks = 0; ks < k_steps; ++ks) {
+    const int b = ks & 1;
+    const bool next = ks + 1 < k_steps;
+    if (next) load((ks + 1) * kBK);  // in flight during this step's products
+    const uint64_t ah = tile_desc(smem_u32(a_hi(b) + wg * 64 * kBK)), al = tile_desc(smem_u32(a_lo(b) + wg * 64 * kBK));
+    const uint64_t bh = tile_desc(smem_u32(b_hi(b))), bl = tile_desc(smem_u32(b_lo(b)));
+    pin(acc);
+    wgmma_fence();
+#pragma unroll
+    for (int s = 0; s < kBK / 8; ++s) {  // k-slice s: +32 s bytes = +2 s in the start field
+      wgmma_tf32<BN>(acc, al + 2 * s, bh + 2 * s);  // small terms first
+      wgmma_tf32<BN>(acc, ah + 2 * s, bl + 2 * s);
+      wgmma_tf32<BN>(acc, ah + 2 * s, bh + 2 * s);
+    }
+    wgmma_commit();
+    pin(acc);
+    if (next) store(b ^ 1);  // the other buffer: its last readers finished before the barrier below
+    wgmma_wait_all();
+    pin(acc);
+    __syncthreads();
+  }
+
+  // Epilogue: warp w of warpgroup wg holds rows 16 w + g (+ 8) of the group's 64; acc[4 j + 2 h + e]
+  // is (row g + 8 h, column 8 j + 2 t + e).
+  const int lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+    const int col = n0 + 8 * j + 2 * t;
+    if (col >= p.n) continue;  // N even: col + 1 < N too
+    float2 bias = make_float2(0.f, 0.f);
+    if (p.bias) bias = make_float2(p.bias[col], p.bias[col + 1]);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t row = m0 + wg * 64 + warp * 16 + g + 8 * h;
+      if (row >= p.m) continue;
+      float2 v = make_float2(acc[4 * j + 2 * h] + bias.x, acc[4 * j + 2 * h + 1] + bias.y);
+      if constexpr (RES) {  // read before the write: r may be y (same thread, same element)
+        const float2 r = *reinterpret_cast<const float2*>(p.r + row * p.ldr + col);
+        v.x += r.x;
+        v.y += r.y;
+      }
+      *reinterpret_cast<float2*>(p.y + row * p.ldy + col) = v;
+    }
+  }
+#else
+  __trap();  // built without sm_90a code; linear_wgmma_eligible keeps launches away
+#endif
+}
+
+template <int WGS, int BN>
+constexpr int smem_bytes() {
+  return 2 * 2 * (64 * WGS + BN) * kBK * int(sizeof(float)) + 1024;  // 2 buffers x (hi, lo) + alignment slack
+}
+
+template <int WGS, int BN, bool RES, bool WT>
+void launch(const ops::LinearArgs& a, cudaStream_t s) {
+  constexpr int kSmem = smem_bytes<WGS, BN>(), BM = 64 * WGS;
+  auto* kernel = linear_wgmma_kernel<WGS, BN, RES, WT>;
+  static std::atomic<uint64_t> opted{0};  // the > 48 KB opt-in, once per device and instantiation
+  int dev = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
+  const uint64_t bit = uint64_t(1) << (dev & 63);
+  if (!(opted.load(std::memory_order_acquire) & bit)) {
+    TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    opted.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  Params p;
+  p.x = a.X.as<const float>();
+  p.w = a.W.as<const float>();
+  p.bias = static_cast<const float*>(a.bias);
+  p.y = a.Y.as<float>();
+  if (a.R.data != nullptr) {
+    p.r = a.R.as<const float>();
+    p.ldr = a.R.ld;
+  }
+  p.m = a.X.rows;
+  p.n = int(a.n());
+  p.k = int(a.X.cols);
+  p.ldx = a.X.ld;
+  p.ldw = a.W.ld;
+  p.ldy = a.Y.ld;
+  p.n_tiles = (p.n + BN - 1) / BN;
+  const int64_t tiles = ((p.m + BM - 1) / BM) * p.n_tiles;
+  TESSERA_CHECK(tiles <= std::numeric_limits<int32_t>::max(), "linear: ", p.m, " x ", p.n,
+                " output is too large for one launch of ", BM, "x", BN, " tiles");
+  kernel<<<unsigned(tiles), WGS * 128, kSmem, s>>>(p);
+  TESSERA_CUDA_LAUNCH_CHECK();
+}
+
+template <int WGS, int BN>
+void launch_tile(const ops::LinearArgs& a, cudaStream_t s) {
+  const bool res = a.R.data != nullptr;
+  if (a.w_transposed) return res ? launch<WGS, BN, true, true>(a, s) : launch<WGS, BN, false, true>(a, s);
+  return res ? launch<WGS, BN, true, false>(a, s) : launch<WGS, BN, false, false>(a, s);
+}
+
+// Whether device `index` has compute capability 9.0 (asked once per device).
+bool is_sm90(int index) {
+  static std::atomic<int> cached[64] = {};  // 0 unknown, 1 yes, 2 no
+  if (index >= 0 && index < 64)
+    if (const int c = cached[index].load(std::memory_order_relaxed)) return c == 1;
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, index) != cudaSuccess) {
+    cudaGetLastError();  // no device: not eligible, and no sticky error for the caller
+    return false;
+  }
+  const bool yes = major == 9 && minor == 0;
+  if (index >= 0 && index < 64) cached[index].store(yes ? 1 : 2, std::memory_order_relaxed);
+  return yes;
+}
+
+}  // namespace
+}  // namespace tessera::cuda::linear_wgmma
+
+namespace tessera::ops::detail {
+
+bool linear_wgmma_eligible(const LinearArgs& a) {
+  // The mma.sync kernel's operand rules (16-byte chunks of X and W along K, float2 stores of Y), on
+  // a compute capability 9.0 device.
+  return linear_tf32x3_eligible(a) && tessera::cuda::linear_wgmma::is_sm90(a.Y.device.index);
+}
+
+LinearTile linear_wgmma_default_tile(const LinearArgs& a, int device_index) {
+  // Provisional (to be measured): the big tile (one CTA a multiprocessor) once its grid is two
+  // waves; otherwise the one-warpgroup tiles, two or more CTAs a multiprocessor.
+  const int64_t sms = cuda_multiprocessors(device_index);
+  const int64_t n = a.n(), bn = n <= 64 ? 64 : 128;
+  const int64_t tiles_big = ((a.X.rows + 127) / 128) * ((n + bn - 1) / bn);
+  if (tiles_big < 2 * sms) return {64, int(bn)};
+  return {128, int(bn)};
+}
+
+void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile) {
+  namespace lw = tessera::cuda::linear_wgmma;
+  const cudaStream_t s = cuda_stream(exec.stream);
+  if (tile.bm == 128 && tile.bn == 128) return lw::launch_tile<2, 128>(a, s);
+  if (tile.bm == 64 && tile.bn == 128) return lw::launch_tile<1, 128>(a, s);
+  if (tile.bm == 128 && tile.bn == 64) return lw::launch_tile<2, 64>(a, s);
+  if (tile.bm == 64 && tile.bn == 64) return lw::launch_tile<1, 64>(a, s);
+  fail("linear: no wgmma kernel with a ", tile.bm, "x", tile.bn, " tile");
+}
+
+}  // namespace tessera::ops::detail
