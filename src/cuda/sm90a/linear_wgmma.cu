@@ -125,20 +125,40 @@ __device__ __forceinline__ void store_split(float* hi, float* lo, int off, float
   *reinterpret_cast<uint4*>(lo + off) = l;
 }
 
-// 2 warpgroups: one CTA per multiprocessor (128 KB of tiles); 1 warpgroup: two.
+// Raw stages in flight: 3 for two warpgroups (one CTA a multiprocessor), 2 for one (two CTAs).
+template <int WGS>
+constexpr int stages() {
+  return WGS == 2 ? 3 : 2;
+}
+
+// Shared layout, in floats, every wgmma tile 1024-byte aligned (BM, BN multiples of 64 rows):
+//   raw A, S slots                 [BM][32] swizzled: cp.async lands here; the split turns it
+//                                  into A hi in place
+//   raw B, S slots (not WT)        [BN][32] swizzled, likewise B hi
+//   lo A, lo B, 2 buffers          the low parts of the step being multiplied and of the next
+//   hi B, 2 buffers (WT)           B hi (its raw stage is not K-major)
+//   raw B, S slots (WT)            [32][BN + 4], rows of W as they lie (not read by wgmma: last)
+template <int WGS, int BN, bool WT>
+struct Layout {
+  static constexpr int S = stages<WGS>(), BM = 64 * WGS, kA = BM * kBK, kB = BN * kBK;
+  static constexpr int kRawBt = kBK * (BN + tessera::cuda::linear::kPadWT);
+  static constexpr int raw_a(int s) { return s * kA; }
+  static constexpr int raw_b(int s) { return S * kA + s * kB; }
+  static constexpr int lo_a(int b) { return S * (kA + (WT ? 0 : kB)) + b * (kA + kB); }
+  static constexpr int lo_b(int b) { return lo_a(b) + kA; }
+  static constexpr int hi_b(int b) { return lo_a(2) + b * kB; }  // WT only
+  static constexpr int raw_bt(int s) { return lo_a(2) + 2 * kB + s * kRawBt; }
+  static constexpr int floats() { return WT ? raw_bt(S) : lo_a(2); }
+};
+
 template <int WGS, int BN, bool RES, bool WT>
 __global__ void __launch_bounds__(WGS * 128) linear_wgmma_kernel(const Params p) {
 #ifdef TESSERA_HAVE_WGMMA_CODE
-  constexpr int BM = 64 * WGS, kThreads = 128 * WGS, R = BN / 2;
-  constexpr int kAChunks = BM * 8 / kThreads, kBChunks = BN * 8 / kThreads;  // 16-byte chunks a thread stages
-  constexpr int kTile = (BM + BN) * kBK;                                     // floats of A and B, one part
+  using L = Layout<WGS, BN, WT>;
+  constexpr int S = L::S, BM = L::BM, kThreads = 128 * WGS, R = BN / 2;
+  constexpr int kAChunks = BM * 8 / kThreads, kBChunks = BN * 8 / kThreads;  // 16-byte chunks a thread splits
   extern __shared__ float smem_raw[];
-  // Buffer b: A hi, B hi, A lo, B lo (each tile 1024-byte aligned: BM, BN multiples of 64 rows).
-  float* smem = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-  auto a_hi = [&](int b) { return smem + b * 2 * kTile; };
-  auto b_hi = [&](int b) { return smem + b * 2 * kTile + BM * kBK; };
-  auto a_lo = [&](int b) { return smem + b * 2 * kTile + kTile; };
-  auto b_lo = [&](int b) { return smem + b * 2 * kTile + kTile + BM * kBK; };
+  float* sm = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
 
   const int64_t tile = blockIdx.x;
   const int64_t m0 = (tile / p.n_tiles) * BM;
@@ -150,44 +170,55 @@ __global__ void __launch_bounds__(WGS * 128) linear_wgmma_kernel(const Params p)
   const int k_steps = (p.k + kBK - 1) / kBK;
   const int tid = threadIdx.x;
 
-  float4 ra[kAChunks], rb[kBChunks];
-  // Chunk j of a thread: q = tid + kThreads j; for X and an N x K W row q / 8, chunk q % 8; for WT
-  // n = q % BN, chunk q / BN (a warp covers 32 consecutive n).
-  auto load = [&](int k0) {
+  // cp.async of step ks into slot ks % S (an empty commit group past the last step keeps the
+  // group count, which cp_async_wait relies on).
+  auto fetch = [&](int ks) {
+    if (ks < k_steps) {
+      const int slot = ks % S, k0 = ks * kBK;
 #pragma unroll
-    for (int j = 0; j < kAChunks; ++j) {
-      const int q = tid + kThreads * j, row = q >> 3, col = k0 + 4 * (q & 7);
-      ra[j] = row < rows_x && col < p.k ? __ldg(reinterpret_cast<const float4*>(gx + row * p.ldx + col))
-                                        : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-#pragma unroll
-    for (int j = 0; j < kBChunks; ++j) {
-      const int q = tid + kThreads * j;
+      for (int j = 0; j < kAChunks; ++j) {
+        const int q = tid + kThreads * j, row = q >> 3, c = q & 7, col = k0 + 4 * c;
+        const bool ok = row < rows_x && col < p.k;
+        tessera::cuda::linear::cp_async16(smem_u32(sm + L::raw_a(slot) + chunk_at(row, c)),
+                                          ok ? gx + row * p.ldx + col : gx, ok);
+      }
       if constexpr (WT) {
-        const int n = q % BN, k = k0 + 4 * (q / BN);
-        const bool in = n < rows_w;
-        const float* c = gw + int64_t(k) * p.ldw + n;
-        rb[j] = make_float4(in && k < p.k ? __ldg(c) : 0.f, in && k + 1 < p.k ? __ldg(c + p.ldw) : 0.f,
-                            in && k + 2 < p.k ? __ldg(c + 2 * p.ldw) : 0.f,
-                            in && k + 3 < p.k ? __ldg(c + 3 * p.ldw) : 0.f);
+        tessera::cuda::linear::load_tile_kn<BN, kThreads>(sm + L::raw_bt(slot), gw, p.ldw, p.k, rows_w, k0);
       } else {
-        const int row = q >> 3, col = k0 + 4 * (q & 7);
-        rb[j] = row < rows_w && col < p.k ? __ldg(reinterpret_cast<const float4*>(gw + int64_t(row) * p.ldw + col))
-                                          : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int j = 0; j < kBChunks; ++j) {
+          const int q = tid + kThreads * j, row = q >> 3, c = q & 7, col = k0 + 4 * c;
+          const bool ok = row < rows_w && col < p.k;
+          tessera::cuda::linear::cp_async16(smem_u32(sm + L::raw_b(slot) + chunk_at(row, c)),
+                                            ok ? gw + int64_t(row) * p.ldw + col : gw, ok);
+        }
       }
     }
+    tessera::cuda::linear::cp_async_commit();
   };
-  auto store = [&](int b) {
+  // Splits step ks's landed tiles: hi in place (or into hi B for WT), lo into buffer ks & 1.
+  auto split = [&](int ks) {
+    const int slot = ks % S, b = ks & 1;
 #pragma unroll
     for (int j = 0; j < kAChunks; ++j) {
-      const int q = tid + kThreads * j;
-      store_split(a_hi(b), a_lo(b), chunk_at(q >> 3, q & 7), ra[j]);
+      const int q = tid + kThreads * j, off = chunk_at(q >> 3, q & 7);
+      float* raw = sm + L::raw_a(slot);
+      store_split(raw, sm + L::lo_a(b), off, *reinterpret_cast<const float4*>(raw + off));
     }
 #pragma unroll
     for (int j = 0; j < kBChunks; ++j) {
       const int q = tid + kThreads * j;
-      const int off = WT ? chunk_at(q % BN, q / BN) : chunk_at(q >> 3, q & 7);
-      store_split(b_hi(b), b_lo(b), off, rb[j]);
+      if constexpr (WT) {  // chunk (n, k .. k+3) gathered down column n of the [32][BN + 4] stage
+        const int n = q % BN, c = q / BN;
+        const float* raw = sm + L::raw_bt(slot) + 4 * c * (BN + tessera::cuda::linear::kPadWT) + n;
+        constexpr int ld = BN + tessera::cuda::linear::kPadWT;
+        store_split(sm + L::hi_b(b), sm + L::lo_b(b), chunk_at(n, c),
+                    make_float4(raw[0], raw[ld], raw[2 * ld], raw[3 * ld]));
+      } else {
+        const int off = chunk_at(q >> 3, q & 7);
+        float* raw = sm + L::raw_b(slot);
+        store_split(raw, sm + L::lo_b(b), off, *reinterpret_cast<const float4*>(raw + off));
+      }
     }
     fence_proxy_async();
   };
@@ -197,15 +228,18 @@ __global__ void __launch_bounds__(WGS * 128) linear_wgmma_kernel(const Params p)
   for (int i = 0; i < R; ++i) acc[i] = 0.f;
 
   const int wg = tid >> 7;
-  load(0);
-  store(0);
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) fetch(s);
+  tessera::cuda::linear::cp_async_wait<S - 2>();  // step 0 landed (this thread's part)
+  __syncthreads();
+  split(0);
   __syncthreads();
   for (int ks = 0; ks < k_steps; ++ks) {
-    const int b = ks & 1;
-    const bool next = ks + 1 < k_steps;
-    if (next) load((ks + 1) * kBK);  // in flight during this step's products
-    const uint64_t ah = tile_desc(smem_u32(a_hi(b) + wg * 64 * kBK)), al = tile_desc(smem_u32(a_lo(b) + wg * 64 * kBK));
-    const uint64_t bh = tile_desc(smem_u32(b_hi(b))), bl = tile_desc(smem_u32(b_lo(b)));
+    const int slot = ks % S, b = ks & 1;
+    const uint64_t ah = tile_desc(smem_u32(sm + L::raw_a(slot) + wg * 64 * kBK));
+    const uint64_t al = tile_desc(smem_u32(sm + L::lo_a(b) + wg * 64 * kBK));
+    const uint64_t bh = tile_desc(smem_u32(sm + (WT ? L::hi_b(b) : L::raw_b(slot))));
+    const uint64_t bl = tile_desc(smem_u32(sm + L::lo_b(b)));
     pin(acc);
     wgmma_fence();
 #pragma unroll
@@ -216,10 +250,17 @@ __global__ void __launch_bounds__(WGS * 128) linear_wgmma_kernel(const Params p)
     }
     wgmma_commit();
     pin(acc);
-    if (next) store(b ^ 1);  // the other buffer: its last readers finished before the barrier below
+    // While the tensor cores work: refill the slot step ks - 1 used (its products finished before
+    // the last barrier), then split step ks + 1 into the other lo (and hi B) buffer.
+    fetch(ks + S - 1);
+    if (ks + 1 < k_steps) {
+      tessera::cuda::linear::cp_async_wait<S - 2>();  // step ks + 1 landed (this thread's part)
+      __syncthreads();                                 // ... and every thread's
+      split(ks + 1);
+    }
     wgmma_wait_all();
     pin(acc);
-    __syncthreads();
+    __syncthreads();  // step ks + 1 split by all; step ks's products done before its slot is refilled
   }
 
   // Epilogue: warp w of warpgroup wg holds rows 16 w + g (+ 8) of the group's 64; acc[4 j + 2 h + e]
@@ -249,14 +290,14 @@ __global__ void __launch_bounds__(WGS * 128) linear_wgmma_kernel(const Params p)
 #endif
 }
 
-template <int WGS, int BN>
+template <int WGS, int BN, bool WT>
 constexpr int smem_bytes() {
-  return 2 * 2 * (64 * WGS + BN) * kBK * int(sizeof(float)) + 1024;  // 2 buffers x (hi, lo) + alignment slack
+  return Layout<WGS, BN, WT>::floats() * int(sizeof(float)) + 1024;  // + alignment slack
 }
 
 template <int WGS, int BN, bool RES, bool WT>
 void launch(const ops::LinearArgs& a, cudaStream_t s) {
-  constexpr int kSmem = smem_bytes<WGS, BN>(), BM = 64 * WGS;
+  constexpr int kSmem = smem_bytes<WGS, BN, WT>(), BM = 64 * WGS;
   auto* kernel = linear_wgmma_kernel<WGS, BN, RES, WT>;
   static std::atomic<uint64_t> opted{0};  // the > 48 KB opt-in, once per device and instantiation
   int dev = 0;
