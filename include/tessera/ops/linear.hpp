@@ -26,6 +26,12 @@
 //                 multiple of 4, 8-byte aligned Y and R with even row strides; with w_transposed
 //                 N % 4 == 0 too (W's rows are read in 16-byte chunks along N). BMxBN: the CTA tile
 //                 (128x128, 128x64, 64x64; the heuristic in src/cuda/ops/linear.cu picks by shape).
+//   cuda.wgmma.128x128  the same three products and error on Hopper's wgmma (compute capability
+//                 9.0 only; built for sm_90a when the CUDA architectures include 90), the same
+//                 operand rules. Each K step's tiles are split once into shared hi/lo tiles that
+//                 the warpgroup instructions read. The heuristic takes it for K >= 256 on grids of
+//                 at least 3 tiles a multiprocessor, where it measured 8-15% faster on the H200;
+//                 elsewhere the tf32x3 tiles are faster (src/cuda/sm90a/linear_wgmma.cu).
 //   The CPU and other CUDA cases are left to the caller's BLAS (the torch layer: at::linear);
 //   linear() throws when no variant is eligible, so that a caller never gets a silent fallback.
 //

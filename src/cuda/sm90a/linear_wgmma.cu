@@ -1,34 +1,39 @@
 // The fp32 projection Y = X W^T (+ b) (+ R) as three tf32 products on Hopper's warpgroup tensor-core
 // instruction (wgmma), the LinearArgs contract of tessera/ops/linear.hpp. Compiled for sm_90a only
-// (src/CMakeLists.txt): wgmma exists on compute capability 9.0 alone, so the variants are eligible
+// (src/CMakeLists.txt): wgmma exists on compute capability 9.0 alone, so the variant is eligible
 // there alone (linear_wgmma_eligible).
 //
-// Why: the mma.sync kernel (cuda/ops/linear_kernels.cuh) reaches 47-57 TFLOP/s on the H200, and the
-// layers' projections and their input gradients are 35-57% of a GATv2 or Graph Transformer training
-// step on PubMed (bench/results/h200_20261203d). wgmma issues a 64 x N x 8 product per warpgroup from
-// shared memory at up to twice mma.sync's rate, and the split into tf32 parts is done once per
-// staged element rather than once per fragment load.
+// Why: the mma.sync kernel (cuda/ops/linear_kernels.cuh) runs at 47-57 TFLOP/s on the H200, a third
+// of the tensor cores' tf32 rate over three products, and the layers' projections and input
+// gradients are 35-57% of a GATv2 or Graph Transformer training step on PubMed. wgmma issues a
+// 64 x 128 x 8 product per warpgroup from shared memory.
+// Measured (bench/results/h200_20261203e): 61-68 TFLOP/s where K is long and the grid many waves,
+// 8-15% better than mma.sync there, and 5-30% worse at K = 128 or on short grids: it was predicted
+// near 2x. A likely limit is shared-memory bandwidth: three SS products re-read each operand tile,
+// ~96 bytes a clock at the full rate, plus the split's own reads and writes, against 128 bytes a
+// clock per multiprocessor. So the heuristic takes it only where it measured faster
+// (linear_wgmma_preferred).
 //
-// Scheme (the error analysis of linear_kernels.cuh holds unchanged): per K step of 32, every thread
-// loads its 16-byte chunks of the X and W tiles from global memory into registers one step ahead,
-// splits each float x = hi + lo (split_tf32) and stores hi and lo into separate shared tiles; the
-// three products lo*hi + hi*lo + hi*hi are then 12 wgmmas per warpgroup (4 k-slices of 8) whose
-// operands are all shared-memory descriptors. Two buffers of the four tiles alternate, so the
-// stores of step k+1 run while the tensor cores work on step k.
+// Scheme (the error analysis of linear_kernels.cuh holds unchanged): per K step of 32, cp.async
+// copies the X and W tiles 16 bytes at a time into raw slots, 3 steps in flight. Once a step has
+// landed, every thread splits its chunks, x = hi + lo (split_tf32): hi is written back in place and lo
+// into a lo tile. The three products lo*hi + hi*lo + hi*hi are then 12 wgmmas per warpgroup (4 k-slices
+// of 8), and all their operands are shared-memory descriptors. Step k+1 is split while the tensor
+// cores work on step k (two lo buffers).
 //
-// Shared layout (wgmma's K-major, 128-byte swizzle): an operand tile is [rows][32 floats]; row r
+// Shared layout (wgmma's K-major, 128-byte swizzle): an operand tile is [rows][32 floats]. Row r
 // is 128 bytes at r * 128, and its 16-byte chunk c lies at chunk position c ^ (r % 8). Tiles start on
-// 1024-byte boundaries (the swizzle is applied to address bits 4-6 from bits 7-9). A descriptor
-// names the tile's start (the k-slice s adds 32 s bytes), the 8-row-group stride 1024 bytes and the
-// swizzle mode; the leading-dimension offset is unused in this mode.
+// 1024-byte boundaries, because the swizzle is applied to address bits 4-6 from bits 7-9. A
+// descriptor names the tile's start (the k-slice s adds 32 s bytes), the 8-row-group stride of
+// 1024 bytes and the swizzle mode; the leading-dimension offset is unused in this mode.
 //
-// Each of the WGS warpgroups owns 64 rows of the CTA tile and all BN columns; its accumulator
-// layout is mma.m16n8's per warp (warp w: rows 16 w + g, 16 w + g + 8; n8 block j: columns 8 j + 2t,
-// + 1), so the epilogue is the mma.sync kernel's.
+// Each of the two warpgroups owns 64 rows of the 128 x 128 CTA tile and all its columns. Its
+// accumulator layout is mma.m16n8's per warp (warp w: rows 16 w + g and 16 w + g + 8; n8 block j:
+// columns 8 j + 2t and 8 j + 2t + 1), so the epilogue is the mma.sync kernel's.
 //
-// WT (LinearArgs::w_transposed, W stored K x N): a thread stages the chunk (n, k .. k+3) of the
-// K-major tile with four 4-byte loads down W's column n (a warp reads 32 consecutive n: 128-byte
-// rows), so the shared tiles and the products are the same as for an N x K W.
+// WT (LinearArgs::w_transposed, W stored K x N): W's raw slot is its rows as they lie,
+// [32][BN + 4], as in the mma.sync kernel. The split gathers each chunk (n, k .. k+3) down column n
+// into separate K-major hi and lo tiles, so the products are the same as for an N x K W.
 #include <atomic>
 #include <cstdint>
 #include <limits>
@@ -43,6 +48,10 @@ namespace {
 using tessera::cuda::linear::Params;
 using tessera::cuda::linear::smem_u32;
 constexpr int kBK = 32;  // floats of K per step: one 128-byte swizzled row
+// The CTA tile: two warpgroups of 64 rows, 128 columns (the wgmma n), 3 raw stages in flight; one
+// CTA a multiprocessor (160-194 KB of shared memory). The H200 measurements that chose it, against
+// 64x128, 128x64 and 64x64 tiles, are in bench/results/h200_20261203e.
+constexpr int kWarpgroups = 2, BM = 64 * kWarpgroups, BN = 128, kStages = 3, kThreads = 128 * kWarpgroups;
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define TESSERA_HAVE_WGMMA_CODE 1
@@ -50,21 +59,6 @@ constexpr int kBK = 32;  // floats of K per step: one 128-byte swizzled row
 
 #ifdef TESSERA_HAVE_WGMMA_CODE
 // The wgmma instructions, spelled out: inline asm names every accumulator register.
-// d += A B^T for a 64 x 64 tile of D (k = 8): A and B tf32, K-major in shared memory (descriptors).
-__device__ __forceinline__ void wgmma_m64n64k8_tf32(float (&d)[32], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, %32, %33, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-
 // d += A B^T for a 64 x 128 tile of D (k = 8): A and B tf32, K-major in shared memory (descriptors).
 __device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
   asm volatile(
@@ -98,11 +92,6 @@ __device__ __forceinline__ void pin(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-template <int BN, int R>
-__device__ __forceinline__ void wgmma_tf32(float (&d)[R], uint64_t a, uint64_t b) {
-  if constexpr (BN == 128) wgmma_m64n128k8_tf32(d, a, b);
-  else wgmma_m64n64k8_tf32(d, a, b);
-}
 #endif
 
 // Descriptor of a K-major, 128-byte-swizzled tile at shared address `addr` (1024-byte aligned):
@@ -125,12 +114,6 @@ __device__ __forceinline__ void store_split(float* hi, float* lo, int off, float
   *reinterpret_cast<uint4*>(lo + off) = l;
 }
 
-// Raw stages in flight: 3 for two warpgroups (one CTA a multiprocessor), 2 for one (two CTAs).
-template <int WGS>
-constexpr int stages() {
-  return WGS == 2 ? 3 : 2;
-}
-
 // Shared layout, in floats, every wgmma tile 1024-byte aligned (BM, BN multiples of 64 rows):
 //   raw A, S slots                 [BM][32] swizzled: cp.async lands here; the split turns it
 //                                  into A hi in place
@@ -138,9 +121,9 @@ constexpr int stages() {
 //   lo A, lo B, 2 buffers          the low parts of the step being multiplied and of the next
 //   hi B, 2 buffers (WT)           B hi (its raw stage is not K-major)
 //   raw B, S slots (WT)            [32][BN + 4], rows of W as they lie (not read by wgmma: last)
-template <int WGS, int BN, bool WT>
+template <bool WT>
 struct Layout {
-  static constexpr int S = stages<WGS>(), BM = 64 * WGS, kA = BM * kBK, kB = BN * kBK;
+  static constexpr int S = kStages, kA = BM * kBK, kB = BN * kBK;
   static constexpr int kRawBt = kBK * (BN + tessera::cuda::linear::kPadWT);
   static constexpr int raw_a(int s) { return s * kA; }
   static constexpr int raw_b(int s) { return S * kA + s * kB; }
@@ -151,11 +134,11 @@ struct Layout {
   static constexpr int floats() { return WT ? raw_bt(S) : lo_a(2); }
 };
 
-template <int WGS, int BN, bool RES, bool WT>
-__global__ void __launch_bounds__(WGS * 128) linear_wgmma_kernel(const Params p) {
+template <bool RES, bool WT>
+__global__ void __launch_bounds__(kThreads) linear_wgmma_kernel(const Params p) {
 #ifdef TESSERA_HAVE_WGMMA_CODE
-  using L = Layout<WGS, BN, WT>;
-  constexpr int S = L::S, BM = L::BM, kThreads = 128 * WGS, R = BN / 2;
+  using L = Layout<WT>;
+  constexpr int S = L::S, R = BN / 2;
   constexpr int kAChunks = BM * 8 / kThreads, kBChunks = BN * 8 / kThreads;  // 16-byte chunks a thread splits
   extern __shared__ float smem_raw[];
   float* sm = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -244,9 +227,9 @@ __global__ void __launch_bounds__(WGS * 128) linear_wgmma_kernel(const Params p)
     wgmma_fence();
 #pragma unroll
     for (int s = 0; s < kBK / 8; ++s) {  // k-slice s: +32 s bytes = +2 s in the start field
-      wgmma_tf32<BN>(acc, al + 2 * s, bh + 2 * s);  // small terms first
-      wgmma_tf32<BN>(acc, ah + 2 * s, bl + 2 * s);
-      wgmma_tf32<BN>(acc, ah + 2 * s, bh + 2 * s);
+      wgmma_m64n128k8_tf32(acc, al + 2 * s, bh + 2 * s);  // small terms first
+      wgmma_m64n128k8_tf32(acc, ah + 2 * s, bl + 2 * s);
+      wgmma_m64n128k8_tf32(acc, ah + 2 * s, bh + 2 * s);
     }
     wgmma_commit();
     pin(acc);
@@ -290,15 +273,15 @@ __global__ void __launch_bounds__(WGS * 128) linear_wgmma_kernel(const Params p)
 #endif
 }
 
-template <int WGS, int BN, bool WT>
+template <bool WT>
 constexpr int smem_bytes() {
-  return Layout<WGS, BN, WT>::floats() * int(sizeof(float)) + 1024;  // + alignment slack
+  return Layout<WT>::floats() * int(sizeof(float)) + 1024;  // + alignment slack
 }
 
-template <int WGS, int BN, bool RES, bool WT>
+template <bool RES, bool WT>
 void launch(const ops::LinearArgs& a, cudaStream_t s) {
-  constexpr int kSmem = smem_bytes<WGS, BN, WT>(), BM = 64 * WGS;
-  auto* kernel = linear_wgmma_kernel<WGS, BN, RES, WT>;
+  constexpr int kSmem = smem_bytes<WT>();
+  auto* kernel = linear_wgmma_kernel<RES, WT>;
   static std::atomic<uint64_t> opted{0};  // the > 48 KB opt-in, once per device and instantiation
   int dev = 0;
   TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
@@ -326,15 +309,8 @@ void launch(const ops::LinearArgs& a, cudaStream_t s) {
   const int64_t tiles = ((p.m + BM - 1) / BM) * p.n_tiles;
   TESSERA_CHECK(tiles <= std::numeric_limits<int32_t>::max(), "linear: ", p.m, " x ", p.n,
                 " output is too large for one launch of ", BM, "x", BN, " tiles");
-  kernel<<<unsigned(tiles), WGS * 128, kSmem, s>>>(p);
+  kernel<<<unsigned(tiles), kThreads, kSmem, s>>>(p);
   TESSERA_CUDA_LAUNCH_CHECK();
-}
-
-template <int WGS, int BN>
-void launch_tile(const ops::LinearArgs& a, cudaStream_t s) {
-  const bool res = a.R.data != nullptr;
-  if (a.w_transposed) return res ? launch<WGS, BN, true, true>(a, s) : launch<WGS, BN, false, true>(a, s);
-  return res ? launch<WGS, BN, true, false>(a, s) : launch<WGS, BN, false, false>(a, s);
 }
 
 // Whether device `index` has compute capability 9.0 (asked once per device).
@@ -364,24 +340,23 @@ bool linear_wgmma_eligible(const LinearArgs& a) {
   return linear_tf32x3_eligible(a) && tessera::cuda::linear_wgmma::is_sm90(a.Y.device.index);
 }
 
-LinearTile linear_wgmma_default_tile(const LinearArgs& a, int device_index) {
-  // Provisional (to be measured): the big tile (one CTA a multiprocessor) once its grid is two
-  // waves; otherwise the one-warpgroup tiles, two or more CTAs a multiprocessor.
-  const int64_t sms = cuda_multiprocessors(device_index);
-  const int64_t n = a.n(), bn = n <= 64 ? 64 : 128;
-  const int64_t tiles_big = ((a.X.rows + 127) / 128) * ((n + bn - 1) / bn);
-  if (tiles_big < 2 * sms) return {64, int(bn)};
-  return {128, int(bn)};
+bool linear_wgmma_preferred(const LinearArgs& a, int device_index) {
+  // H200 (bench/results/h200_20261203e, CUDA graphs): the wgmma tile wins where K is long and the
+  // grid is many waves of its one CTA a multiprocessor: 1048576 x 256 -> 256 2.09 vs 2.28 ms, dX
+  // 1048576 x 512 -> 128 2.07 vs 2.45, 65536 x 1024 -> 128 0.28 vs 0.31. At K = 128 (the layers'
+  // projections of width-128 inputs) and on short grids (PubMed's 155 tiles) the mma.sync kernel is
+  // 5-30% faster.
+  namespace lw = tessera::cuda::linear_wgmma;
+  const int64_t tiles = ((a.X.rows + lw::BM - 1) / lw::BM) * ((a.n() + lw::BN - 1) / lw::BN);
+  return a.X.cols >= 256 && tiles >= 3 * int64_t(cuda_multiprocessors(device_index));
 }
 
-void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile) {
+void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec) {
   namespace lw = tessera::cuda::linear_wgmma;
   const cudaStream_t s = cuda_stream(exec.stream);
-  if (tile.bm == 128 && tile.bn == 128) return lw::launch_tile<2, 128>(a, s);
-  if (tile.bm == 64 && tile.bn == 128) return lw::launch_tile<1, 128>(a, s);
-  if (tile.bm == 128 && tile.bn == 64) return lw::launch_tile<2, 64>(a, s);
-  if (tile.bm == 64 && tile.bn == 64) return lw::launch_tile<1, 64>(a, s);
-  fail("linear: no wgmma kernel with a ", tile.bm, "x", tile.bn, " tile");
+  const bool res = a.R.data != nullptr;
+  if (a.w_transposed) return res ? lw::launch<true, true>(a, s) : lw::launch<false, true>(a, s);
+  return res ? lw::launch<true, false>(a, s) : lw::launch<false, false>(a, s);
 }
 
 }  // namespace tessera::ops::detail

@@ -16,11 +16,11 @@ void linear_tf32x3_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile);
 // The tile the heuristic picks on device `device_index` (reads its multiprocessor count).
 LinearTile linear_tf32x3_default_tile(const LinearArgs& a, int device_index);
 
-// The same three products on Hopper's wgmma (cuda/sm90a/linear_wgmma.cu; TESSERA_WITH_WGMMA):
-// the tf32x3 kernel's operand rules on a compute capability 9.0 device. Tiles 128x128, 64x128,
-// 128x64, 64x64.
+// The same three products on Hopper's wgmma, 128x128 tiles (cuda/sm90a/linear_wgmma.cu; built
+// when TESSERA_WITH_WGMMA): the tf32x3 kernel's operand rules on a compute capability 9.0 device.
+// preferred: where the heuristic takes it over the tf32x3 tiles (long K, a grid of many waves).
 bool linear_wgmma_eligible(const LinearArgs& a);
-void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile);
-LinearTile linear_wgmma_default_tile(const LinearArgs& a, int device_index);
+bool linear_wgmma_preferred(const LinearArgs& a, int device_index);
+void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec);
 
 }  // namespace tessera::ops::detail

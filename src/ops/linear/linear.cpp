@@ -39,20 +39,14 @@ tune::Registry<LinearArgs> make_registry() {
            "fp32 as three tf32 tensor-core products (x_lo w_hi + x_hi w_lo + x_hi w_hi), cp.async pipeline"});
 #endif
 #ifdef TESSERA_WITH_WGMMA
-  for (detail::LinearTile t : {detail::LinearTile{128, 128}, detail::LinearTile{64, 128}, detail::LinearTile{128, 64},
-                               detail::LinearTile{64, 64}})
-    r.add({"cuda.wgmma." + std::to_string(t.bm) + "x" + std::to_string(t.bn), tune::Backend::cuda,
-           [](const LinearArgs& a) { return detail::linear_wgmma_eligible(a); },
-           [t](const LinearArgs& a, const Exec& e) { detail::linear_wgmma_cuda(a, e, t); },
-           "the three tf32 products on Hopper's wgmma, operands split once into shared hi/lo tiles (sm_90a)"});
+  r.add({"cuda.wgmma.128x128", tune::Backend::cuda, [](const LinearArgs& a) { return detail::linear_wgmma_eligible(a); },
+         [](const LinearArgs& a, const Exec& e) { detail::linear_wgmma_cuda(a, e); },
+         "the three tf32 products on Hopper's wgmma, operands split once per step into shared hi/lo tiles (sm_90a)"});
 #endif
   r.set_heuristic([](const LinearArgs& a, const Device& d) -> std::string {
     if (!d.is_cuda()) return "reference";
 #ifdef TESSERA_WITH_WGMMA
-    if (detail::linear_wgmma_eligible(a)) {
-      const detail::LinearTile t = detail::linear_wgmma_default_tile(a, d.index);
-      return "cuda.wgmma." + std::to_string(t.bm) + "x" + std::to_string(t.bn);
-    }
+    if (detail::linear_wgmma_eligible(a) && detail::linear_wgmma_preferred(a, d.index)) return "cuda.wgmma.128x128";
 #endif
 #ifdef TESSERA_WITH_CUDA
     const detail::LinearTile t = detail::linear_tf32x3_default_tile(a, d.index);
