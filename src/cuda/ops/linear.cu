@@ -1,9 +1,8 @@
 // Launchers of the fp32 tf32x3 projection (device code in linear_kernels.cuh).
-#include <atomic>
 #include <cstdint>
 #include <limits>
 
-#include "cuda/ops/linear_kernels.cuh"
+#include "cuda/ops/linear_launch.cuh"
 #include "ops/linear/backends.hpp"
 #include "tessera/core/cuda_check.hpp"
 
@@ -16,35 +15,10 @@ template <int BM, int BN, int WM, int WN, bool RES, bool WT>
 void launch(const LinearArgs& a, cudaStream_t s) {
   namespace lk = tessera::cuda::linear;
   constexpr int kSmem = lk::smem_bytes<BM, BN, WT>();
-  auto* kernel = lk::linear_tf32x3_kernel<BM, BN, WM, WN, RES, WT>;
-  // Above 48 KB of dynamic shared memory needs an opt-in, once per device and instantiation.
-  static std::atomic<uint64_t> opted{0};
-  int dev = 0;
-  TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
-  const uint64_t bit = uint64_t(1) << (dev & 63);
-  if (!(opted.load(std::memory_order_acquire) & bit)) {
-    TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    opted.fetch_or(bit, std::memory_order_acq_rel);
-  }
-  lk::Params p;
-  p.x = a.X.as<const float>();
-  p.w = a.W.as<const float>();
-  p.bias = static_cast<const float*>(a.bias);
-  p.y = a.Y.as<float>();
-  if (a.R.data != nullptr) {
-    p.r = a.R.as<const float>();
-    p.ldr = a.R.ld;
-  }
-  p.m = a.X.rows;
-  p.n = int(a.n());
-  p.k = int(a.X.cols);
-  p.ldx = a.X.ld;
-  p.ldw = a.W.ld;
-  p.ldy = a.Y.ld;
-  p.n_tiles = (p.n + BN - 1) / BN;
-  const int64_t tiles = ((p.m + BM - 1) / BM) * p.n_tiles;
-  TESSERA_CHECK(tiles <= std::numeric_limits<int32_t>::max(), "linear: ", p.m, " x ", p.n,
-                " output is too large for one launch of ", BM, "x", BN, " tiles");
+  constexpr auto kernel = &lk::linear_tf32x3_kernel<BM, BN, WM, WN, RES, WT>;
+  lk::opt_in_shared<kernel>(kSmem);
+  int64_t tiles = 0;
+  const lk::Params p = lk::params_for(a, BM, BN, tiles);
   kernel<<<unsigned(tiles), WM * WN * 32, kSmem, s>>>(p);
   TESSERA_CUDA_LAUNCH_CHECK();
 }

@@ -97,6 +97,46 @@ __device__ __forceinline__ void load_tile_kn(float* s, const float* g, int64_t l
   }
 }
 
+// Where CTA `tile` works (the mma.sync and wgmma kernels alike): n-tile tile % n_tiles of m-tile
+// tile / n_tiles; its rows of X and first row (or, WT, column) of W, how many of each remain, and
+// the number of K steps.
+template <int BM, int BN, bool WT>
+struct TileOrigin {
+  int64_t m0;
+  int n0;
+  const float* gx;
+  const float* gw;
+  int64_t rows_x;
+  int rows_w;
+  int k_steps;
+  __device__ __forceinline__ TileOrigin(const Params& p, int64_t tile)
+      : m0((tile / p.n_tiles) * BM),
+        n0(int(tile % p.n_tiles) * BN),
+        gx(p.x + m0 * p.ldx),
+        gw(WT ? p.w + n0 : p.w + int64_t(n0) * p.ldw),
+        rows_x(p.m - m0),
+        rows_w(p.n - n0),
+        k_steps((p.k + kBK - 1) / kBK) {}
+};
+
+// The bias pair of columns col, col + 1 (zeros without a bias).
+__device__ __forceinline__ float2 bias_pair(const Params& p, int col) {
+  return p.bias ? make_float2(p.bias[col], p.bias[col + 1]) : make_float2(0.f, 0.f);
+}
+
+// Y[row, col .. col+1] = (a0, a1) + bias (+ R): one accumulator pair of the epilogue; the caller
+// masks rows past M and columns past N.
+template <bool RES>
+__device__ __forceinline__ void store_pair(const Params& p, int64_t row, int col, float a0, float a1, float2 b) {
+  float2 v = make_float2(a0 + b.x, a1 + b.y);
+  if constexpr (RES) {  // read before the write: r may be y (same thread, same element)
+    const float2 r = *reinterpret_cast<const float2*>(p.r + row * p.ldr + col);
+    v.x += r.x;
+    v.y += r.y;
+  }
+  *reinterpret_cast<float2*>(p.y + row * p.ldy + col) = v;
+}
+
 // 2 CTAs per multiprocessor: at most 128 registers a thread.
 // RES: the residual p.r is added in the epilogue. A compile-time switch: read at run time, its
 // branch cost the 128x128 tile 4 bytes more spill and the kernel 4-7% at 2^20 rows on the H200
@@ -112,14 +152,11 @@ __global__ void __launch_bounds__(WM * WN * 32, 2) linear_tf32x3_kernel(const Pa
   float* sA = smem;                       // kStages x [BM][32]
   float* sB = smem + kStages * BM * kBK;  // kStages x kWStage
 
-  const int64_t tile = blockIdx.x;
-  const int64_t m0 = (tile / p.n_tiles) * BM;
-  const int n0 = int(tile % p.n_tiles) * BN;
-  const float* gx = p.x + m0 * p.ldx;
-  const float* gw = WT ? p.w + n0 : p.w + int64_t(n0) * p.ldw;
-  const int64_t rows_x = p.m - m0;
-  const int rows_w = p.n - n0;
-  const int k_steps = (p.k + kBK - 1) / kBK;
+  const TileOrigin<BM, BN, WT> o(p, blockIdx.x);
+  const int64_t m0 = o.m0, rows_x = o.rows_x;
+  const int n0 = o.n0, rows_w = o.rows_w, k_steps = o.k_steps;
+  const float* gx = o.gx;
+  const float* gw = o.gw;
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, t = lane & 3;
@@ -203,21 +240,13 @@ __global__ void __launch_bounds__(WM * WN * 32, 2) linear_tf32x3_kernel(const Pa
   for (int j = 0; j < NT; ++j) {
     const int col = n0 + wn * NT * 8 + j * 8 + 2 * t;
     if (col >= p.n) continue;  // N even: col + 1 < N too
-    float2 b = make_float2(0.f, 0.f);
-    if (p.bias) b = make_float2(p.bias[col], p.bias[col + 1]);
+    const float2 b = bias_pair(p, col);
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int64_t row = m0 + wm * MT * 16 + i * 16 + g + 8 * h;
-        if (row >= p.m) continue;
-        float2 v = make_float2(acc[i][j][2 * h] + b.x, acc[i][j][2 * h + 1] + b.y);
-        if constexpr (RES) {  // read before the write: r may be y (same thread, same element)
-          const float2 r = *reinterpret_cast<const float2*>(p.r + row * p.ldr + col);
-          v.x += r.x;
-          v.y += r.y;
-        }
-        *reinterpret_cast<float2*>(p.y + row * p.ldy + col) = v;
+        if (row < p.m) store_pair<RES>(p, row, col, acc[i][j][2 * h], acc[i][j][2 * h + 1], b);
       }
     }
   }

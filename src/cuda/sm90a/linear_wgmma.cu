@@ -36,9 +36,8 @@
 // into separate K-major hi and lo tiles, so the products are the same as for an N x K W.
 #include <atomic>
 #include <cstdint>
-#include <limits>
 
-#include "cuda/ops/linear_kernels.cuh"  // Params, split_tf32, smem_u32
+#include "cuda/ops/linear_launch.cuh"  // Params, split_tf32, smem_u32, the launch helpers
 #include "ops/linear/backends.hpp"
 #include "tessera/core/cuda_check.hpp"
 
@@ -143,14 +142,11 @@ __global__ void __launch_bounds__(kThreads) linear_wgmma_kernel(const Params p) 
   extern __shared__ float smem_raw[];
   float* sm = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
 
-  const int64_t tile = blockIdx.x;
-  const int64_t m0 = (tile / p.n_tiles) * BM;
-  const int n0 = int(tile % p.n_tiles) * BN;
-  const float* gx = p.x + m0 * p.ldx;
-  const float* gw = WT ? p.w + n0 : p.w + int64_t(n0) * p.ldw;
-  const int64_t rows_x = p.m - m0;
-  const int rows_w = p.n - n0;
-  const int k_steps = (p.k + kBK - 1) / kBK;
+  const tessera::cuda::linear::TileOrigin<BM, BN, WT> o(p, blockIdx.x);
+  const int64_t m0 = o.m0, rows_x = o.rows_x;
+  const int n0 = o.n0, rows_w = o.rows_w, k_steps = o.k_steps;
+  const float* gx = o.gx;
+  const float* gw = o.gw;
   const int tid = threadIdx.x;
 
   // cp.async of step ks into slot ks % S (an empty commit group past the last step keeps the
@@ -253,19 +249,11 @@ __global__ void __launch_bounds__(kThreads) linear_wgmma_kernel(const Params p) 
   for (int j = 0; j < BN / 8; ++j) {
     const int col = n0 + 8 * j + 2 * t;
     if (col >= p.n) continue;  // N even: col + 1 < N too
-    float2 bias = make_float2(0.f, 0.f);
-    if (p.bias) bias = make_float2(p.bias[col], p.bias[col + 1]);
+    const float2 b = tessera::cuda::linear::bias_pair(p, col);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t row = m0 + wg * 64 + warp * 16 + g + 8 * h;
-      if (row >= p.m) continue;
-      float2 v = make_float2(acc[4 * j + 2 * h] + bias.x, acc[4 * j + 2 * h + 1] + bias.y);
-      if constexpr (RES) {  // read before the write: r may be y (same thread, same element)
-        const float2 r = *reinterpret_cast<const float2*>(p.r + row * p.ldr + col);
-        v.x += r.x;
-        v.y += r.y;
-      }
-      *reinterpret_cast<float2*>(p.y + row * p.ldy + col) = v;
+      if (row < p.m) tessera::cuda::linear::store_pair<RES>(p, row, col, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1], b);
     }
   }
 #else
@@ -281,34 +269,10 @@ constexpr int smem_bytes() {
 template <bool RES, bool WT>
 void launch(const ops::LinearArgs& a, cudaStream_t s) {
   constexpr int kSmem = smem_bytes<WT>();
-  auto* kernel = linear_wgmma_kernel<RES, WT>;
-  static std::atomic<uint64_t> opted{0};  // the > 48 KB opt-in, once per device and instantiation
-  int dev = 0;
-  TESSERA_CUDA_CHECK(cudaGetDevice(&dev));
-  const uint64_t bit = uint64_t(1) << (dev & 63);
-  if (!(opted.load(std::memory_order_acquire) & bit)) {
-    TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    opted.fetch_or(bit, std::memory_order_acq_rel);
-  }
-  Params p;
-  p.x = a.X.as<const float>();
-  p.w = a.W.as<const float>();
-  p.bias = static_cast<const float*>(a.bias);
-  p.y = a.Y.as<float>();
-  if (a.R.data != nullptr) {
-    p.r = a.R.as<const float>();
-    p.ldr = a.R.ld;
-  }
-  p.m = a.X.rows;
-  p.n = int(a.n());
-  p.k = int(a.X.cols);
-  p.ldx = a.X.ld;
-  p.ldw = a.W.ld;
-  p.ldy = a.Y.ld;
-  p.n_tiles = (p.n + BN - 1) / BN;
-  const int64_t tiles = ((p.m + BM - 1) / BM) * p.n_tiles;
-  TESSERA_CHECK(tiles <= std::numeric_limits<int32_t>::max(), "linear: ", p.m, " x ", p.n,
-                " output is too large for one launch of ", BM, "x", BN, " tiles");
+  constexpr auto kernel = &linear_wgmma_kernel<RES, WT>;
+  tessera::cuda::linear::opt_in_shared<kernel>(kSmem);
+  int64_t tiles = 0;
+  const Params p = tessera::cuda::linear::params_for(a, BM, BN, tiles);
   kernel<<<unsigned(tiles), kThreads, kSmem, s>>>(p);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
