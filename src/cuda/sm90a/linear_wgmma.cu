@@ -45,8 +45,8 @@ namespace tessera::cuda::linear_wgmma {
 namespace {
 
 using tessera::cuda::linear::Params;
+using tessera::cuda::linear::kBK;  // floats of K per step: one 128-byte swizzled row
 using tessera::cuda::linear::smem_u32;
-constexpr int kBK = 32;  // floats of K per step: one 128-byte swizzled row
 // The CTA tile: two warpgroups of 64 rows, 128 columns (the wgmma n), 3 raw stages in flight; one
 // CTA a multiprocessor (160-194 KB of shared memory). The H200 measurements that chose it, against
 // 64x128, 128x64 and 64x64 tiles, are in bench/results/h200_20261203e.
@@ -90,7 +90,6 @@ __device__ __forceinline__ void pin(float (&d)[R]) {
 #pragma unroll
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
-
 #endif
 
 // Descriptor of a K-major, 128-byte-swizzled tile at shared address `addr` (1024-byte aligned):
