@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/sm90a/wgmma_layout.hpp"
 #include "support/testing.hpp"
 #include "tessera/ops/linear.hpp"
 
@@ -83,6 +84,32 @@ TEST(Linear, BadInputNamesTheProblem) {
   res.R = view(y, 3, 2, 2);
   res.R.data = y.data() + 1;
   expect_error(res, "residual R overlaps Y without being Y");
+}
+
+// The wgmma projection's shared tiles (cuda/sm90a/wgmma_layout.hpp), on the CPU: every K value
+// of every row is stored where the hardware's 128-byte swizzle reads it, the tiles of one slot
+// never overlap, and the descriptor's fields and k-slice steps decode as PTX defines them.
+TEST(Linear, WgmmaSharedLayoutIsWhereTheSwizzleReads) {
+  namespace wl = cuda::wgmma_layout;
+  for (uint32_t base : {0u, 1024u, 37u * 1024u}) {
+    std::vector<int> owner(128 * 32, -1);
+    for (int r = 0; r < 128; ++r)
+      for (int k = 0; k < 32; ++k) {
+        const uint32_t stored = base + 4u * uint32_t(wl::chunk_at(r, k / 4) + k % 4);
+        const uint32_t read = wl::sw128_read_address(base + 128u * uint32_t(r) + 16u * uint32_t(k / 4)) + 4u * (k % 4);
+        ASSERT_EQ(stored, read) << "row " << r << " k " << k << " base " << base;
+        int& o = owner[(stored - base) / 4];
+        ASSERT_EQ(o, -1) << "two elements at one address: row " << r << " k " << k;
+        o = r * 32 + k;
+      }
+    const uint64_t d = wl::tile_desc(base + 0x20000u);  // shared addresses above 2^17 keep 18 bits
+    EXPECT_EQ(d & 0x3FFF, ((base + 0x20000u) & 0x3FFFFu) >> 4);
+    EXPECT_EQ((d >> 16) & 0x3FFF, 1u);
+    EXPECT_EQ((d >> 32) & 0x3FFF, 1024u >> 4);
+    EXPECT_EQ(d >> 62, 1u);
+    for (int s = 0; s < 4; ++s)  // k-slice s: the start field moves 32 s bytes, nothing else
+      EXPECT_EQ((d + 2 * uint64_t(s)) & 0x3FFF, (((base + 0x20000u) & 0x3FFFFu) + 32u * uint32_t(s)) >> 4);
+  }
 }
 
 #ifdef TESSERA_WITH_CUDA

@@ -21,11 +21,9 @@
 // of 8), and all their operands are shared-memory descriptors. Step k+1 is split while the tensor
 // cores work on step k (two lo buffers).
 //
-// Shared layout (wgmma's K-major, 128-byte swizzle): an operand tile is [rows][32 floats]. Row r
-// is 128 bytes at r * 128, and its 16-byte chunk c lies at chunk position c ^ (r % 8). Tiles start on
-// 1024-byte boundaries, because the swizzle is applied to address bits 4-6 from bits 7-9. A
-// descriptor names the tile's start (the k-slice s adds 32 s bytes), the 8-row-group stride of
-// 1024 bytes and the swizzle mode; the leading-dimension offset is unused in this mode.
+// Shared layout: wgmma's K-major tiles in 128-byte swizzle mode, [rows][32 floats] on 1024-byte
+// boundaries, chunk c of row r at chunk position c ^ (r % 8); the descriptor of k-slice s starts
+// 32 s bytes into the tile (wgmma_layout.hpp, checked on the CPU by the linear conformance test).
 //
 // Each of the two warpgroups owns 64 rows of the 128 x 128 CTA tile and all its columns. Its
 // accumulator layout is mma.m16n8's per warp (warp w: rows 16 w + g and 16 w + g + 8; n8 block j:
@@ -38,6 +36,7 @@
 #include <cstdint>
 
 #include "cuda/ops/linear_launch.cuh"  // Params, split_tf32, smem_u32, the launch helpers
+#include "cuda/sm90a/wgmma_layout.hpp"     // chunk_at, tile_desc
 #include "ops/linear/backends.hpp"
 #include "tessera/core/cuda_check.hpp"
 
@@ -92,15 +91,8 @@ __device__ __forceinline__ void pin(float (&d)[R]) {
 }
 #endif
 
-// Descriptor of a K-major, 128-byte-swizzled tile at shared address `addr` (1024-byte aligned):
-// start >> 4 in bits 0-13, leading offset (unused: 1) in 16-29, 8-row-group stride 1024 >> 4 in
-// 32-45, swizzle mode 1 (128 bytes) in 62-63.
-__device__ __forceinline__ uint64_t tile_desc(uint32_t addr) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
-}
-
-// Float offset of 16-byte chunk c of row r in a swizzled [rows][32] tile.
-__device__ __forceinline__ int chunk_at(int r, int c) { return r * kBK + ((c ^ (r & 7)) << 2); }
+using wgmma_layout::chunk_at;
+using wgmma_layout::tile_desc;
 
 __device__ __forceinline__ void store_split(float* hi, float* lo, int off, float4 v) {
   uint4 h, l;
