@@ -37,8 +37,7 @@ std::vector<at::Tensor> empty_like_blocks(const std::vector<at::Tensor>& like) {
       width += like[i].size(1);
     }
     if (adjacent && width <= like[0].stride(0)) {
-      const at::Tensor buf = like[0].is_cpu() ? empty_output({like[0].size(0), width}, like[0].options())
-                                              : at::empty({like[0].size(0), width}, like[0].options());
+      const at::Tensor buf = empty_output({like[0].size(0), width}, like[0].options());
       for (const at::Tensor& t : like) out.push_back(buf.narrow(1, t.storage_offset() - base, t.size(1)));
       return out;
     }

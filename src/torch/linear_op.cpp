@@ -63,9 +63,7 @@ bool linear_into(const at::Tensor& y, const at::Tensor& x_in, const at::Tensor& 
 at::Tensor add_input_grad(at::Tensor dx, const at::Tensor& dy, const at::Tensor& weight) {
   const bool first = !dx.defined();
   if (c10::GradMode::is_enabled()) return first ? dy.mm(weight) : dx + dy.mm(weight);  // create_graph
-  if (first)
-    dx = dy.is_cpu() ? empty_output({dy.size(0), weight.size(1)}, dy.options())
-                     : at::empty({dy.size(0), weight.size(1)}, dy.options());
+  if (first) dx = empty_output({dy.size(0), weight.size(1)}, dy.options());
   if (linear_into(dx, dy, weight, {}, first ? at::Tensor() : dx, /*w_transposed=*/true)) return dx;
   return first ? at::mm_out(dx, dy, weight) : dx.addmm_(dy, weight);
 }

@@ -13,6 +13,8 @@
 
 #ifdef TESSERA_WITH_CUDA
 #include <cuda_runtime.h>
+
+#include "tessera/core/cuda_check.hpp"
 #endif
 
 namespace tessera {
@@ -130,11 +132,8 @@ struct DeviceFloats {
 // The tf32x3 kernel's three tiles everywhere; with the sm_90a build on a compute capability 9.0
 // device also the wgmma tile (never silently ineligible there).
 int expected_cuda_variants() {
-  int major = 0, minor = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
 #ifdef TESSERA_WITH_WGMMA
-  if (major == 9 && minor == 0) return 4;
+  if (cuda_compute_capability(0) == 90) return 4;
 #endif
   return 3;
 }

@@ -44,6 +44,8 @@ inline cudaStream_t cuda_stream(const void* s) {
 // Multiprocessor count of a CUDA device (-1: the current one), queried once per device: grid
 // sizing and schedules ask on every launch.
 int cuda_multiprocessors(int device = -1);
+// Compute capability of a CUDA device as 10 major + minor (90 for sm_90), queried once per device.
+int cuda_compute_capability(int device = -1);
 
 // GPU time between start() and stop() on a stream; the events live and die with the object (also
 // when a checked call throws between them).

@@ -81,11 +81,6 @@ def _as_one_op(lins, x: Tensor):
     return _ops.linears(x, [lin.weight for lin in lins], [lin.bias for lin in lins])
 
 
-def needs_grad(*tensors) -> bool:
-    """Whether autograd will record an op on these tensors (None entries ignored)."""
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
-
-
 def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:
     """out + other for an `out` the layer just made (the fused op's output, which its backward
     does not keep, or the mean over heads, whose backward keeps nothing): in place, in training

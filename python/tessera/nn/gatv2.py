@@ -24,7 +24,7 @@ from torch import Tensor
 from torch.nn import Parameter
 
 from ..graph import Graph
-from ._linear import add_to_fresh, needs_grad, project
+from ._linear import add_to_fresh, project
 
 _ops = torch.ops.tessera
 
@@ -194,7 +194,8 @@ def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, va
     p = dropout if training else 0.0
     seed = int(torch.randint(0, 2 ** 62, (1,)).item()) if p > 0 else 0
     t_rowptr = t_col = t_perm = None
-    if needs_grad(query, key, value, att, edge_attr, edge_weight, bias):
+    if torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad for t in (query, key, value, att, edge_attr, edge_weight, bias)):
         t_rowptr, t_col, t_perm = g.transpose()
     out, _, alpha = _ops.attention(g.rowptr, g.col, query, key, value, att, heads, kind, negative_slope, scale,
                                    p, seed, return_alpha, alpha_after_dropout, t_rowptr, t_col, t_perm, False,

@@ -49,15 +49,29 @@ bool cuda_runtime_available() {
   return n > 0;
 }
 
-int cuda_multiprocessors(int device) {
+namespace {
+// A device attribute, queried once per device (-1: the current one): grid sizing, schedules and
+// variant eligibility ask on every launch. `cached` is the caller's table of value + 1 (0: not yet).
+int cached_attribute(std::atomic<int> (&cached)[64], cudaDeviceAttr attr, int device) {
   if (device < 0) TESSERA_CUDA_CHECK(cudaGetDevice(&device));
-  static std::atomic<int> cached[64] = {};
   if (device < 64)
-    if (const int n = cached[device].load(std::memory_order_relaxed)) return n;
+    if (const int v = cached[device].load(std::memory_order_relaxed)) return v - 1;
   int n = 0;
-  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-  if (device < 64) cached[device].store(n, std::memory_order_relaxed);
+  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&n, attr, device));
+  if (device < 64) cached[device].store(n + 1, std::memory_order_relaxed);
   return n;
+}
+}  // namespace
+
+int cuda_multiprocessors(int device) {
+  static std::atomic<int> cached[64] = {};
+  return cached_attribute(cached, cudaDevAttrMultiProcessorCount, device);
+}
+
+int cuda_compute_capability(int device) {
+  static std::atomic<int> major[64] = {}, minor[64] = {};
+  return 10 * cached_attribute(major, cudaDevAttrComputeCapabilityMajor, device) +
+         cached_attribute(minor, cudaDevAttrComputeCapabilityMinor, device);
 }
 
 std::string cuda_device_name(int index) {

@@ -32,7 +32,6 @@
 // WT (LinearArgs::w_transposed, W stored K x N): W's raw slot is its rows as they lie,
 // [32][BN + 4], as in the mma.sync kernel. The split gathers each chunk (n, k .. k+3) down column n
 // into separate K-major hi and lo tiles, so the products are the same as for an N x K W.
-#include <atomic>
 #include <cstdint>
 
 #include "cuda/ops/linear_launch.cuh"  // Params, split_tf32, smem_u32, the launch helpers
@@ -268,22 +267,6 @@ void launch(const ops::LinearArgs& a, cudaStream_t s) {
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 
-// Whether device `index` has compute capability 9.0 (asked once per device).
-bool is_sm90(int index) {
-  static std::atomic<int> cached[64] = {};  // 0 unknown, 1 yes, 2 no
-  if (index >= 0 && index < 64)
-    if (const int c = cached[index].load(std::memory_order_relaxed)) return c == 1;
-  int major = 0, minor = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, index) != cudaSuccess) {
-    cudaGetLastError();  // no device: not eligible, and no sticky error for the caller
-    return false;
-  }
-  const bool yes = major == 9 && minor == 0;
-  if (index >= 0 && index < 64) cached[index].store(yes ? 1 : 2, std::memory_order_relaxed);
-  return yes;
-}
-
 }  // namespace
 }  // namespace tessera::cuda::linear_wgmma
 
@@ -292,7 +275,7 @@ namespace tessera::ops::detail {
 bool linear_wgmma_eligible(const LinearArgs& a) {
   // The mma.sync kernel's operand rules (16-byte chunks of X and W along K, float2 stores of Y), on
   // a compute capability 9.0 device.
-  return linear_tf32x3_eligible(a) && tessera::cuda::linear_wgmma::is_sm90(a.Y.device.index);
+  return linear_tf32x3_eligible(a) && cuda_compute_capability(a.Y.device.index) == 90;
 }
 
 bool linear_wgmma_preferred(const LinearArgs& a, int device_index) {

@@ -46,7 +46,7 @@ tune::Registry<LinearArgs> make_registry() {
   r.set_heuristic([](const LinearArgs& a, const Device& d) -> std::string {
     if (!d.is_cuda()) return "reference";
 #ifdef TESSERA_WITH_WGMMA
-    if (detail::linear_wgmma_eligible(a) && detail::linear_wgmma_preferred(a, d.index)) return "cuda.wgmma.128x128";
+    if (detail::linear_wgmma_preferred(a, d.index) && detail::linear_wgmma_eligible(a)) return "cuda.wgmma.128x128";
 #endif
 #ifdef TESSERA_WITH_CUDA
     const detail::LinearTile t = detail::linear_tf32x3_default_tile(a, d.index);

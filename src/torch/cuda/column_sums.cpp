@@ -43,17 +43,6 @@ at::Tensor ones_for(int64_t n, const at::TensorOptions& options) {
   return ones;
 }
 
-const char* status_name(cublasStatus_t s) {
-  switch (s) {
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    default: return "a cuBLAS error";
-  }
-}
-
 }  // namespace
 
 at::Tensor column_sums_cuda(const at::Tensor& t) {
@@ -83,7 +72,7 @@ at::Tensor column_sums_cuda(const at::Tensor& t) {
                      ones.data_ptr<double>(), 1, &zero, out.data_ptr<double>(), 1);
   }
   if (mode != CUBLAS_POINTER_MODE_HOST) cublasSetPointerMode(handle, mode);
-  TESSERA_CHECK(st == CUBLAS_STATUS_SUCCESS, "column_sums: cuBLAS gemv failed (", status_name(st), ") on a ", rows,
+  TESSERA_CHECK(st == CUBLAS_STATUS_SUCCESS, "column_sums: cuBLAS gemv failed (", cublasGetStatusName(st), ") on a ", rows,
                 " x ", cols, " ", t.scalar_type(), " matrix");
   return out;
 }
