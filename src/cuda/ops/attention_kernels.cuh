@@ -4,7 +4,9 @@
 // and each lane holds CPT consecutive channels of the head (so C <= LPE*CPT; VEC = exact fit and
 // 16-byte aligned rows, loaded as packs). Groups keep their own online-softmax state (forward) or
 // partial sums (backward) and merge with shuffles at the end. Heavy nodes (degree above a
-// threshold) are walked by all warps of a block and merged through shared memory.
+// threshold) are walked by all warps of a block and merged through shared memory. The three
+// kernels take the layer kind (GAT: GATv2, else the Graph Transformer) as a template parameter, so
+// each holds only its kind's rows in registers (with_kind in attention_launch.cuh says why).
 //
 // Edge features (EDGE kernels): each entry's projection eh = W edge_attr_k is computed where it is
 // used (the group loads the entry's features once and hands them out by shuffles; W is staged
@@ -376,7 +378,7 @@ __device__ __forceinline__ void block_sum(Acc (&r)[CPT], Acc* scratch) {
 
 // ---------------------------------------------------------------------------------------------
 // Forward: out, lse (and alpha when asked) per (target, head).
-template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::forward>()))
 forward_kernel(const Params<T, I, Acc> p) {
   constexpr int EPW = 32 / LPE, CP = LPE * CPT;
@@ -396,7 +398,7 @@ forward_kernel(const Params<T, I, Acc> p) {
     Acc qr[CPT], ar[CPT];
     load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
     zero(ar);
-    if (p.gat)
+    if (GAT)
 #pragma unroll
       for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
     Acc m = ninf, s = 0, acc[CPT];
@@ -408,7 +410,7 @@ forward_kernel(const Params<T, I, Acc> p) {
       if (e < end) {
         const int64_t j = p.idx[e];
         load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
-        if (!p.gat) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
+        if (!GAT) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
       } else {
         zero(kr);
         zero(vr);
@@ -426,8 +428,8 @@ forward_kernel(const Params<T, I, Acc> p) {
       Acc ke[CPT];  // the logit's source operand: key (+ eh)
 #pragma unroll
       for (int t = 0; t < CPT; ++t) ke[t] = EDGE ? kr[t] + eh[t] : kr[t];  // (x + 0 is not x for x = -0)
-      Acc l = group_sum<LPE>(logit_part(p.gat, qr, ke, ar, p.slope));
-      if (!p.gat) l *= p.scale;
+      Acc l = group_sum<LPE>(logit_part(GAT, qr, ke, ar, p.slope));
+      if (!GAT) l *= p.scale;
       if (valid) {
         if (l > m) {  // new running max: rescale what was accumulated
           const Acc corr = m == ninf ? Acc(0) : dexp(m - l);
@@ -440,7 +442,7 @@ forward_kernel(const Params<T, I, Acc> p) {
         s += pe;
         const Acc w = pe * dropout_factor(p, e, h);
         if (w != Acc(0)) {
-          if (p.gat) {
+          if (GAT) {
 #pragma unroll
             for (int t = 0; t < CPT; ++t) acc[t] += w * kr[t];
           } else {
@@ -512,8 +514,8 @@ forward_kernel(const Params<T, I, Acc> p) {
         if constexpr (EDGE)
 #pragma unroll
           for (int t = 0; t < CPT; ++t) kr[t] += eh[t];
-        Acc l = group_sum<LPE>(logit_part(p.gat, qr, kr, ar, p.slope));
-        if (!p.gat) l *= p.scale;
+        Acc l = group_sum<LPE>(logit_part(GAT, qr, kr, ar, p.slope));
+        if (!GAT) l *= p.scale;
         if (valid && lane % LPE == 0) {
           Acc a = dexp(l - lse_i);
           if (p.alpha_after_dropout) a *= dropout_factor(p, e, h);
@@ -526,7 +528,7 @@ forward_kernel(const Params<T, I, Acc> p) {
 
 // ---------------------------------------------------------------------------------------------
 // Backward pass 1, per (target, head): Delta, dq (or dx_r) and datt.
-template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::targets>()))
 backward_targets_kernel(const Params<T, I, Acc> p) {
   constexpr int EPW = 32 / LPE;
@@ -544,7 +546,7 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane / LPE, c0 = (lane % LPE) * CPT;
   const int C = p.C;
-  if (p.gat && p.datt_in_smem) {
+  if (GAT && p.datt_in_smem) {
     for (int x = threadIdx.x; x < HC; x += blockDim.x) datt_s[x] = 0;
     __syncthreads();
   }
@@ -553,7 +555,7 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
     load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
     load_row<T, Acc, CPT, VEC>(dor, p.dO + i * p.lddO + int64_t(h) * C, c0, C);
     zero(ar);
-    if (p.gat)
+    if (GAT)
 #pragma unroll
       for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
     const Acc lse_i = p.lse[i * p.H + h];
@@ -571,10 +573,10 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
       if (e < end) {
         const int64_t j = p.idx[e];
         load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
-        if (!p.gat) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
+        if (!GAT) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
       } else {
         zero(kr);
-        if (!p.gat) zero(vr);
+        if (!GAT) zero(vr);
       }
     };
     Acc kn[CPT], vn[CPT];
@@ -587,7 +589,7 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
 #pragma unroll
       for (int t = 0; t < CPT; ++t) {
         kr[t] = kn[t];
-        vr[t] = p.gat ? kn[t] : vn[t];  // GATv2: the value is the key
+        vr[t] = GAT ? kn[t] : vn[t];  // GATv2: the value is the key
       }
       fetch(e + step, kn, vn);
       if constexpr (EDGE) {  // key + eh in the logit (and dq); the Transformer's message is value + eh
@@ -596,20 +598,20 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
 #pragma unroll
         for (int t = 0; t < CPT; ++t) {
           kr[t] += eh[t];
-          if (!p.gat) vr[t] += eh[t];
+          if (!GAT) vr[t] += eh[t];
         }
       }
       Acc dpp = 0;
 #pragma unroll
       for (int t = 0; t < CPT; ++t) dpp += dor[t] * vr[t];
-      Acc l = group_sum<LPE>(logit_part(p.gat, qr, kr, ar, p.slope));
+      Acc l = group_sum<LPE>(logit_part(GAT, qr, kr, ar, p.slope));
       const Acc dp = group_sum<LPE>(dpp);
-      if (!p.gat) l *= p.scale;
+      if (!GAT) l *= p.scale;
       if (valid) {
         const Acc pe = dexp(l - lse_i);
         const Acc pdA = pe * dropout_factor(p, e, h) * dp;
         D += pdA;
-        if (p.gat) {
+        if (GAT) {
 #pragma unroll
           for (int t = 0; t < CPT; ++t) {
             const Acc z = qr[t] + kr[t];
@@ -640,11 +642,11 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
       p.lse_delta[2 * (i * p.H + h)] = lse_i;
       p.lse_delta[2 * (i * p.H + h) + 1] = D;
     }
-    const Acc s = p.gat ? Acc(1) : p.scale;
+    const Acc s = GAT ? Acc(1) : p.scale;
     Acc dq[CPT];
 #pragma unroll
     for (int t = 0; t < CPT; ++t) dq[t] = s * (dq1[t] - D * dq2[t]);
-    if (p.gat)  // datt: every lane adds its partial (groups need no merge for a sum)
+    if (GAT)  // datt: every lane adds its partial (groups need no merge for a sum)
 #pragma unroll
       for (int t = 0; t < CPT; ++t) {
         const Acc da = da1[t] - D * da2[t];
@@ -656,7 +658,7 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
     if ((!heavy || warp == 0) && g == 0)
       store_row<T, Acc, CPT, VEC>(p.dq + i * p.lddq + int64_t(h) * C, dq, c0, C);
   });
-  if (p.gat && p.datt_in_smem) {
+  if (GAT && p.datt_in_smem) {
     __syncthreads();
     for (int x = threadIdx.x; x < HC; x += blockDim.x)
       if (datt_s[x] != Acc(0)) atomicAdd(p.datt + x, datt_s[x]);
@@ -666,7 +668,7 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
 // ---------------------------------------------------------------------------------------------
 // Backward pass 2, per (source, head): dk and dv (GATv2: the whole dx_l), walking the targets of
 // the source's out-edges.
-template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE>
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::sources>()))
 backward_sources_kernel(const Params<T, I, Acc> p) {
   constexpr int EPW = 32 / LPE;
@@ -690,14 +692,14 @@ backward_sources_kernel(const Params<T, I, Acc> p) {
       }
     Acc kr[CPT], vr[CPT], ar[CPT];
     load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
-    if (p.gat) {
+    if (GAT) {
 #pragma unroll
       for (int t = 0; t < CPT; ++t) vr[t] = kr[t];
     } else {
       load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
     }
     zero(ar);
-    if (p.gat)
+    if (GAT)
 #pragma unroll
       for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
     Acc dk[CPT], dv[CPT];
@@ -745,11 +747,11 @@ backward_sources_kernel(const Params<T, I, Acc> p) {
 #pragma unroll
       for (int t = 0; t < CPT; ++t) {
         ke[t] = EDGE ? kr[t] + eh[t] : kr[t];
-        dpp += dor[t] * (EDGE && !p.gat ? vr[t] + eh[t] : vr[t]);
+        dpp += dor[t] * (EDGE && !GAT ? vr[t] + eh[t] : vr[t]);
       }
-      Acc l = group_sum<LPE>(logit_part(p.gat, qr, ke, ar, p.slope));
+      Acc l = group_sum<LPE>(logit_part(GAT, qr, ke, ar, p.slope));
       const Acc dp = group_sum<LPE>(dpp);
-      if (!p.gat) l *= p.scale;
+      if (!GAT) l *= p.scale;
       Acc ge[CPT];  // d loss / d eh of this entry
       zero(ge);
       if (valid) {
@@ -757,7 +759,7 @@ backward_sources_kernel(const Params<T, I, Acc> p) {
         const Acc keep = dropout_factor(p, edge, h);
         const Acc dS = pe * (keep * dp - D_i);
         const Acc pk = pe * keep;
-        if (p.gat) {
+        if (GAT) {
 #pragma unroll
           for (int t = 0; t < CPT; ++t) {
             const Acc z = qr[t] + ke[t];
@@ -776,14 +778,14 @@ backward_sources_kernel(const Params<T, I, Acc> p) {
       if constexpr (EDGE) edge_gradients<LPE>(p, wt, dwl, ge, valid, edge, h, c0);
     }
     merge_groups_sum<LPE>(dk);
-    if (!p.gat) merge_groups_sum<LPE>(dv);
+    if (!GAT) merge_groups_sum<LPE>(dv);
     if (heavy) {
       block_sum<LPE, CPT>(dk, sum_s);
-      if (!p.gat) block_sum<LPE, CPT>(dv, sum_s);
+      if (!GAT) block_sum<LPE, CPT>(dv, sum_s);
     }
     if ((!heavy || warp == 0) && g == 0) {
       store_row<T, Acc, CPT, VEC>(p.dk + j * p.lddk + int64_t(h) * C, dk, c0, C);
-      if (!p.gat) store_row<T, Acc, CPT, VEC>(p.dv + j * p.lddv + int64_t(h) * C, dv, c0, C);
+      if (!GAT) store_row<T, Acc, CPT, VEC>(p.dv + j * p.lddv + int64_t(h) * C, dv, c0, C);
     }
   });
   if constexpr (EDGE)

@@ -59,6 +59,17 @@ void with_config(int C, bool aligned, F&& f) {
 }
 
 // Every row of m starts on a 16-byte boundary (an absent matrix, data null and ld 0, passes).
+// The layer kind as a compile-time flag of the three kernels. Read at run time, it kept both
+// kinds' rows live in registers (the Transformer's value rows in GATv2's walk, GATv2's attention
+// vector in the Transformer's), and the f32 kernels, bounded to 64 registers, spilled: ncu on
+// PubMed GATv2 8x128 counted 0.16M / 2.7M / 0.71M local-memory requests in the forward / targets /
+// sources passes (bench/results/h200_20261203f).
+template <class F>
+void with_kind(bool gat, F&& f) {
+  if (gat) f(std::true_type{});
+  else f(std::false_type{});
+}
+
 template <class T>
 bool aligned16(const DenseView& m) {
   return rows_vector_aligned(m.data, m.ld, sizeof(T));
@@ -185,8 +196,10 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
     const size_t edge_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems<CPT>(p, false)) : 0;
     const size_t smem_heavy = edge_bytes + sizeof(Acc) * size_t(kWarpsPerBlock) * (2 + LPE * CPT);
-    launch_items(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value, EDGE>, p, sched, edge_bytes,
-                   smem_heavy, s);
+    with_kind(p.gat, [&](auto gat) {
+      launch_items(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value, EDGE, decltype(gat)::value>, p, sched,
+                   edge_bytes, smem_heavy, s);
+    });
   });
 }
 
@@ -254,15 +267,19 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
     p1.nodes = A.rows;
     p1.ptr = A.rowptr;
     p1.idx = A.col;
-    launch_items(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC, EDGE>, p1, sched_t, w_bytes + datt_bytes,
-                   w_bytes + datt_bytes + warp_sums, s);
+    with_kind(p.gat, [&](auto gat) {
+      launch_items(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, decltype(gat)::value>, p1, sched_t,
+                   w_bytes + datt_bytes, w_bytes + datt_bytes + warp_sums, s);
+    });
     auto p2 = p;
     p2.nodes = A.cols;
     p2.ptr = wptr;
     p2.idx = widx;
     p2.perm = wperm;
-    launch_items(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC, EDGE>, p2, sched_s, wdw_bytes,
-                   wdw_bytes + warp_sums, s);
+    with_kind(p.gat, [&](auto gat) {
+      launch_items(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, decltype(gat)::value>, p2, sched_s,
+                   wdw_bytes, wdw_bytes + warp_sums, s);
+    });
   });
   if constexpr (EDGE) {
     const int64_t n = A.nnz * p.D;
