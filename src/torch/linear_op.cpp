@@ -16,12 +16,12 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/GradMode.h>
 
+#include "column_sums.hpp"
 #include "linear_op.hpp"
 #include "needs_grad.hpp"
 #include "outputs.hpp"
 #include "tessera/ops/linear.hpp"
 #include "views.hpp"
-#include "weight_grads.hpp"
 
 namespace tessera::pt {
 
@@ -133,11 +133,12 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     const at::Tensor& x = saved[0];
     const at::Tensor& weight = saved[1];
     const at::Tensor& dy = grads[0];
-    at::Tensor dx;
+    at::Tensor dx, dw, db;
     if (ctx->needs_input_grad(0)) dx = add_input_grad({}, dy, weight);
-    const WeightGrads g = weight_grads(dy, x, ctx->needs_input_grad(1), ctx->saved_data["bias_grad"].toBool());
+    if (ctx->needs_input_grad(1)) dw = dy.t().mm(x);
+    if (ctx->saved_data["bias_grad"].toBool()) db = column_sums(dy, dy.scalar_type());
     const at::Tensor dr = ctx->saved_data["residual_grad"].toBool() ? dy : at::Tensor();
-    return {dx, g.dw, g.db, dr};
+    return {dx, dw, db, dr};
   }
 };
 
