@@ -133,8 +133,7 @@ __device__ __forceinline__ void merge_groups_sum(Acc (&r)[CPT]) {
 }
 
 template <class T, class I, class Acc>
-struct Params {
-  bool gat = false;
+struct Params {  // the layer kind is the kernels' template flag GAT, not a field
   int64_t nodes = 0;           // items are (node, head): targets (forward, pass 1) or sources
   int H = 1, C = 0;
   const I* ptr = nullptr;      // the walk: A (forward, pass 1), transpose or A (pass 2)
@@ -183,11 +182,11 @@ template <> struct Pair<float> { using type = float2; };
 template <> struct Pair<double> { using type = double2; };
 
 // Per-lane part of the logit between a target row (tr) and a source row (sr).
-template <class Acc, int CPT>
-__device__ __forceinline__ Acc logit_part(bool gat, const Acc (&tr)[CPT], const Acc (&sr)[CPT],
-                                          const Acc (&ar)[CPT], Acc slope) {
+template <bool GAT, class Acc, int CPT>
+__device__ __forceinline__ Acc logit_part(const Acc (&tr)[CPT], const Acc (&sr)[CPT], const Acc (&ar)[CPT],
+                                          Acc slope) {
   Acc x = 0;
-  if (gat) {
+  if constexpr (GAT) {
 #pragma unroll
     for (int t = 0; t < CPT; ++t) {
       const Acc z = tr[t] + sr[t];
@@ -428,7 +427,7 @@ forward_kernel(const Params<T, I, Acc> p) {
       Acc ke[CPT];  // the logit's source operand: key (+ eh)
 #pragma unroll
       for (int t = 0; t < CPT; ++t) ke[t] = EDGE ? kr[t] + eh[t] : kr[t];  // (x + 0 is not x for x = -0)
-      Acc l = group_sum<LPE>(logit_part(GAT, qr, ke, ar, p.slope));
+      Acc l = group_sum<LPE>(logit_part<GAT>(qr, ke, ar, p.slope));
       if (!GAT) l *= p.scale;
       if (valid) {
         if (l > m) {  // new running max: rescale what was accumulated
@@ -514,7 +513,7 @@ forward_kernel(const Params<T, I, Acc> p) {
         if constexpr (EDGE)
 #pragma unroll
           for (int t = 0; t < CPT; ++t) kr[t] += eh[t];
-        Acc l = group_sum<LPE>(logit_part(GAT, qr, kr, ar, p.slope));
+        Acc l = group_sum<LPE>(logit_part<GAT>(qr, kr, ar, p.slope));
         if (!GAT) l *= p.scale;
         if (valid && lane % LPE == 0) {
           Acc a = dexp(l - lse_i);
@@ -604,7 +603,7 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
       Acc dpp = 0;
 #pragma unroll
       for (int t = 0; t < CPT; ++t) dpp += dor[t] * vr[t];
-      Acc l = group_sum<LPE>(logit_part(GAT, qr, kr, ar, p.slope));
+      Acc l = group_sum<LPE>(logit_part<GAT>(qr, kr, ar, p.slope));
       const Acc dp = group_sum<LPE>(dpp);
       if (!GAT) l *= p.scale;
       if (valid) {
@@ -749,7 +748,7 @@ backward_sources_kernel(const Params<T, I, Acc> p) {
         ke[t] = EDGE ? kr[t] + eh[t] : kr[t];
         dpp += dor[t] * (EDGE && !GAT ? vr[t] + eh[t] : vr[t]);
       }
-      Acc l = group_sum<LPE>(logit_part(GAT, qr, ke, ar, p.slope));
+      Acc l = group_sum<LPE>(logit_part<GAT>(qr, ke, ar, p.slope));
       const Acc dp = group_sum<LPE>(dpp);
       if (!GAT) l *= p.scale;
       Acc ge[CPT];  // d loss / d eh of this entry

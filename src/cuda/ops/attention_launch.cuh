@@ -65,8 +65,8 @@ void with_config(int C, bool aligned, F&& f) {
 // PubMed GATv2 8x128 counted 0.16M / 2.7M / 0.71M local-memory requests in the forward / targets /
 // sources passes (bench/results/h200_20261203f).
 template <class F>
-void with_kind(bool gat, F&& f) {
-  if (gat) f(std::true_type{});
+void with_kind(AttentionKind kind, F&& f) {
+  if (kind == AttentionKind::gatv2) f(std::true_type{});
   else f(std::false_type{});
 }
 
@@ -141,12 +141,11 @@ void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, si
 template <class T, class I, class D, class Acc>
 Params<D, I, Acc> common_params(const AttentionArgs<I>& a) {
   Params<D, I, Acc> p;
-  p.gat = a.kind == AttentionKind::gatv2;
   p.H = int(a.heads);
   p.C = int(a.channels);
   p.q = static_cast<const D*>(a.query.data); p.ldq = a.query.ld;
   p.k = static_cast<const D*>(a.key.data); p.ldk = a.key.ld;
-  const DenseView& v = p.gat ? a.key : a.value;
+  const DenseView& v = a.kind == AttentionKind::gatv2 ? a.key : a.value;
   p.v = static_cast<const D*>(v.data); p.ldv = v.ld;
   p.att = static_cast<const Acc*>(a.att);
   p.slope = Acc(a.negative_slope);
@@ -196,7 +195,7 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
     const size_t edge_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems<CPT>(p, false)) : 0;
     const size_t smem_heavy = edge_bytes + sizeof(Acc) * size_t(kWarpsPerBlock) * (2 + LPE * CPT);
-    with_kind(p.gat, [&](auto gat) {
+    with_kind(a.kind, [&](auto gat) {
       launch_items(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value, EDGE, decltype(gat)::value>, p, sched,
                    edge_bytes, smem_heavy, s);
     });
@@ -219,8 +218,9 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
   p.dv = static_cast<D*>(b.dvalue.data); p.lddv = b.dvalue.ld;
   p.datt = static_cast<Acc*>(b.datt);
   const int64_t HC = a.heads * a.channels;
-  if (p.gat) TESSERA_CUDA_CHECK(cudaMemsetAsync(p.datt, 0, sizeof(Acc) * size_t(HC), s));
-  p.datt_in_smem = p.gat && HC * int64_t(sizeof(Acc)) <= 32 * 1024;
+  const bool gat = a.kind == AttentionKind::gatv2;
+  if (gat) TESSERA_CUDA_CHECK(cudaMemsetAsync(p.datt, 0, sizeof(Acc) * size_t(HC), s));
+  p.datt_in_smem = gat && HC * int64_t(sizeof(Acc)) <= 32 * 1024;
   Scratch lse_delta(exec, 2 * sizeof(Acc) * size_t(std::max<int64_t>(A.rows * a.heads, 1)));
   p.lse_delta = lse_delta.as<Acc>();
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) &&
@@ -267,18 +267,17 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
     p1.nodes = A.rows;
     p1.ptr = A.rowptr;
     p1.idx = A.col;
-    with_kind(p.gat, [&](auto gat) {
-      launch_items(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, decltype(gat)::value>, p1, sched_t,
-                   w_bytes + datt_bytes, w_bytes + datt_bytes + warp_sums, s);
-    });
     auto p2 = p;
     p2.nodes = A.cols;
     p2.ptr = wptr;
     p2.idx = widx;
     p2.perm = wperm;
-    with_kind(p.gat, [&](auto gat) {
-      launch_items(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, decltype(gat)::value>, p2, sched_s,
-                   wdw_bytes, wdw_bytes + warp_sums, s);
+    with_kind(a.kind, [&](auto kind) {
+      constexpr bool GAT = decltype(kind)::value;
+      launch_items(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, GAT>, p1, sched_t, w_bytes + datt_bytes,
+                   w_bytes + datt_bytes + warp_sums, s);
+      launch_items(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, GAT>, p2, sched_s, wdw_bytes,
+                   wdw_bytes + warp_sums, s);
     });
   });
   if constexpr (EDGE) {
