@@ -114,6 +114,27 @@ TEST(Linear, WgmmaSharedLayoutIsWhereTheSwizzleReads) {
   }
 }
 
+// The wgmma projection's K order (wgmma_layout::slice_column): every column of a 32-wide step is
+// visited once, and lane t's A values for slice s, which it takes from its two float4 chunks
+// (2t, 2t + 1: columns 8t + 2s and 8t + 2s + 1), are the columns the split W holds at the
+// positions PTX gives lane t in A's fragment (t and t + 4), so A and B pair the same k.
+TEST(Linear, WgmmaKOrderPairsTheSameColumns) {
+  namespace wl = cuda::wgmma_layout;
+  std::vector<int> seen(32, 0);
+  for (int s = 0; s < 4; ++s)
+    for (int q = 0; q < 8; ++q) {
+      const int c = wl::slice_column(s, q);
+      ASSERT_TRUE(c >= 0 && c < 32) << s << " " << q;
+      ++seen[size_t(c)];
+    }
+  for (int c = 0; c < 32; ++c) EXPECT_EQ(seen[size_t(c)], 1) << "column " << c;
+  for (int t = 0; t < 4; ++t)
+    for (int s = 0; s < 4; ++s) {
+      EXPECT_EQ(wl::slice_column(s, t), 8 * t + 2 * s);
+      EXPECT_EQ(wl::slice_column(s, t + 4), 8 * t + 2 * s + 1);
+    }
+}
+
 #ifdef TESSERA_WITH_CUDA
 struct DeviceFloats {
   float* p = nullptr;
@@ -130,10 +151,10 @@ struct DeviceFloats {
 };
 
 // The tf32x3 kernel's three tiles everywhere; with the sm_90a build on a compute capability 9.0
-// device also the wgmma tile (never silently ineligible there).
+// device also the two wgmma tiles (never silently ineligible there).
 int expected_cuda_variants() {
 #ifdef TESSERA_WITH_WGMMA
-  if (cuda_compute_capability(0) == 90) return 4;
+  if (cuda_compute_capability(0) == 90) return 5;
 #endif
   return 3;
 }
@@ -214,7 +235,7 @@ void check_cuda(const Shape& s, uint64_t salt) {
                                << ", reference " << want[o] << ", |err| / sum|x w| = " << err / mag[size_t(i * s.n + j)];
       }
   }
-  EXPECT_EQ(ran, expected_cuda_variants()) << "the three tf32x3 tiles, and on compute capability 9.0 the wgmma tile";
+  EXPECT_EQ(ran, expected_cuda_variants()) << "the three tf32x3 tiles, and on compute capability 9.0 the two wgmma tiles";
 }
 
 TEST(LinearCuda, EveryVariantMatchesReference) {

@@ -36,4 +36,14 @@ TESSERA_WGMMA_HD constexpr uint64_t tile_desc(uint32_t addr) {
   return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
 }
 
+// The K order inside a 32-wide step. The products only sum over k, so A and B may visit a step's
+// columns in any order they share. A's register fragment gives lane t (of 4 per row) positions t
+// and t + 4 of each k-slice of 8 (PTX "wgmma .tf32 A in registers": a0 (g, t), a1 (g + 8, t),
+// a2 (g, t + 4), a3 (g + 8, t + 4)). Slice s, position p reads step column slice_column(s, p), so
+// that lane t's 8 values over the 4 slices are columns 8t .. 8t + 7 of its rows: two 16-byte
+// chunks (2t, 2t + 1), loaded as two float4, where the natural order needs eight 4-byte loads.
+// B, the weight, is split and stored in this order beforehand (split_weight_kernel), so its tiles
+// stay plain K-major for the descriptors.
+TESSERA_WGMMA_HD constexpr int slice_column(int s, int p) { return p < 4 ? 8 * p + 2 * s : 8 * (p - 4) + 2 * s + 1; }
+
 }  // namespace tessera::cuda::wgmma_layout

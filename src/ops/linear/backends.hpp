@@ -16,11 +16,12 @@ void linear_tf32x3_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile);
 // The tile the heuristic picks on device `device_index` (reads its multiprocessor count).
 LinearTile linear_tf32x3_default_tile(const LinearArgs& a, int device_index);
 
-// The same three products on Hopper's wgmma, 128x128 tiles (cuda/sm90a/linear_wgmma.cu; built
-// when TESSERA_WITH_WGMMA): the tf32x3 kernel's operand rules on a compute capability 9.0 device.
-// preferred: where the heuristic takes it over the tf32x3 tiles (long K, a grid of many waves).
+// The same three products on Hopper's wgmma (cuda/sm90a/linear_wgmma.cu; built when
+// TESSERA_WITH_WGMMA), tiles of 64 x `warpgroups` rows by 128 columns (1 or 2): the tf32x3
+// kernel's operand rules on a compute capability 9.0 device. preferred: the warpgroups of the tile
+// the heuristic takes over the tf32x3 tiles, or 0 where those are faster.
 bool linear_wgmma_eligible(const LinearArgs& a);
-bool linear_wgmma_preferred(const LinearArgs& a, int device_index);
-void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec);
+int linear_wgmma_preferred(const LinearArgs& a, int device_index);
+void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, int warpgroups);
 
 }  // namespace tessera::ops::detail

@@ -39,14 +39,17 @@ tune::Registry<LinearArgs> make_registry() {
            "fp32 as three tf32 tensor-core products (x_lo w_hi + x_hi w_lo + x_hi w_hi), cp.async pipeline"});
 #endif
 #ifdef TESSERA_WITH_WGMMA
-  r.add({"cuda.wgmma.128x128", tune::Backend::cuda, [](const LinearArgs& a) { return detail::linear_wgmma_eligible(a); },
-         [](const LinearArgs& a, const Exec& e) { detail::linear_wgmma_cuda(a, e); },
-         "the three tf32 products on Hopper's wgmma, operands split once per step into shared hi/lo tiles (sm_90a)"});
+  for (int wgs : {2, 1})
+    r.add({"cuda.wgmma." + std::to_string(64 * wgs) + "x128", tune::Backend::cuda,
+           [](const LinearArgs& a) { return detail::linear_wgmma_eligible(a); },
+           [wgs](const LinearArgs& a, const Exec& e) { detail::linear_wgmma_cuda(a, e, wgs); },
+           "the three tf32 products on Hopper's wgmma: W split once per call, X split in registers (sm_90a)"});
 #endif
   r.set_heuristic([](const LinearArgs& a, const Device& d) -> std::string {
     if (!d.is_cuda()) return "reference";
 #ifdef TESSERA_WITH_WGMMA
-    if (detail::linear_wgmma_preferred(a, d.index) && detail::linear_wgmma_eligible(a)) return "cuda.wgmma.128x128";
+    if (detail::linear_wgmma_eligible(a))
+      if (const int wgs = detail::linear_wgmma_preferred(a, d.index)) return "cuda.wgmma." + std::to_string(64 * wgs) + "x128";
 #endif
 #ifdef TESSERA_WITH_CUDA
     const detail::LinearTile t = detail::linear_tf32x3_default_tile(a, d.index);
