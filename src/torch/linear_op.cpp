@@ -16,6 +16,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/GradMode.h>
 
+#include <tuple>
+
 #include "column_sums.hpp"
 #include "linear_op.hpp"
 #include "needs_grad.hpp"
@@ -66,6 +68,23 @@ at::Tensor add_input_grad(at::Tensor dx, const at::Tensor& dy, const at::Tensor&
   if (first) dx = empty_output({dy.size(0), weight.size(1)}, dy.options());
   if (linear_into(dx, dy, weight, {}, first ? at::Tensor() : dx, /*w_transposed=*/true)) return dx;
   return first ? at::mm_out(dx, dy, weight) : dx.addmm_(dy, weight);
+}
+
+std::pair<at::Tensor, at::Tensor> weight_grads(const at::Tensor& dy, const at::Tensor& x, bool want_w, bool want_b) {
+  if (want_w && !c10::GradMode::is_enabled() && dy.is_cuda() && dy.scalar_type() == at::kFloat &&
+      x.scalar_type() == at::kFloat && dy.dim() == 2 && x.dim() == 2 && dy.stride(1) == 1 && x.stride(1) == 1) {
+    TorchExec ex(x);
+    const Device dev = ex.device();
+    at::Tensor dw = at::empty({dy.size(1), x.size(1)}, dy.options());
+    at::Tensor db = want_b ? at::empty({dy.size(1)}, dy.options()) : at::Tensor();
+    ops::LinearGradArgs a{dense_view(dy, dev, "linear backward", "dy"), dense_view(x, dev, "linear backward", "x"),
+                          dense_view(dw, dev, "linear backward", "dw"), want_b ? db.data_ptr() : nullptr};
+    if (ops::linear_weight_grad_supported(a, ex.get())) {
+      ops::linear_weight_grad(a, ex.get());
+      return {dw, db};
+    }
+  }
+  return {want_w ? dy.t().mm(x) : at::Tensor(), want_b ? column_sums(dy, dy.scalar_type()) : at::Tensor()};
 }
 
 namespace {
@@ -135,8 +154,7 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     const at::Tensor& dy = grads[0];
     at::Tensor dx, dw, db;
     if (ctx->needs_input_grad(0)) dx = add_input_grad({}, dy, weight);
-    if (ctx->needs_input_grad(1)) dw = dy.t().mm(x);
-    if (ctx->saved_data["bias_grad"].toBool()) db = column_sums(dy, dy.scalar_type());
+    std::tie(dw, db) = weight_grads(dy, x, ctx->needs_input_grad(1), ctx->saved_data["bias_grad"].toBool());
     const at::Tensor dr = ctx->saved_data["residual_grad"].toBool() ? dy : at::Tensor();
     return {dx, dw, db, dr};
   }

@@ -2,6 +2,8 @@
 // The projection kernel behind tessera::linear and tessera::linears (linear_op.cpp, linears_op.cpp).
 #include <ATen/ATen.h>
 
+#include <utility>
+
 namespace tessera::pt {
 
 // y = x weight^T (+ bias) (+ residual) on tessera's CUDA fp32 kernel (tf32x3), where y is a
@@ -19,5 +21,11 @@ bool linear_into(const at::Tensor& y, const at::Tensor& x, const at::Tensor& wei
 // create_graph, ops autograd records, so the gradient can itself be differentiated. The backward
 // of tessera::linear and of tessera::linears (one call per projection, or per run of them).
 at::Tensor add_input_grad(at::Tensor dx, const at::Tensor& dy, const at::Tensor& weight);
+
+// A Linear's parameter gradients for a [rows, out] dy and [rows, in] x: dw = dy^T x (when want_w,
+// else undefined) and db = the column sums of dy (when want_b). On CUDA fp32 on compute capability
+// 9.0 both come from one pass of tessera::ops::linear_weight_grad (wgmma; db from the same loads of
+// dy); elsewhere, or under create_graph, dy^T x and column_sums (column_sums.hpp).
+std::pair<at::Tensor, at::Tensor> weight_grads(const at::Tensor& dy, const at::Tensor& x, bool want_w, bool want_b);
 
 }  // namespace tessera::pt

@@ -26,7 +26,8 @@
 //     add per-projection dx tensors in fresh buffers (an add of a [2^20, 128] fp32 gradient moves
 //     1.5 GB: 0.37 ms on the H200; on the CPU each such add of a [65536, 128] gradient cost 40-50 ms,
 //     mostly first-touch page faults).
-//   dw_i = dy_i^T x, db_i = column sums of dy_i (column_sums.hpp).
+//   dw_i = dy_i^T x, db_i = column sums of dy_i (weight_grads, linear_op.hpp: on the H200 one pass
+//     of tessera's wgmma kernel for both).
 //   When dy_i .. dy_j arrive as adjacent column blocks of one buffer, in this node's order (the
 //   attention op lays out the gradients of q, k, v like q, k, v: column_blocks.hpp), they are one
 //   matrix dY: dx += dY [w_i; ...; w_j] (the weights stacked, small), dW = dY^T x and db = column
@@ -40,7 +41,6 @@
 
 #include "boundary.hpp"
 #include "column_blocks.hpp"
-#include "column_sums.hpp"
 #include "linear_op.hpp"
 #include "needs_grad.hpp"
 #include "outputs.hpp"
@@ -188,9 +188,9 @@ class LinearsFunction : public torch::autograd::Function<LinearsFunction> {
       }
       if (ctx->needs_input_grad(0))
         dx = add_input_grad(dx, dy, run_ws.size() == 1 ? run_ws[0] : at::cat(run_ws));  // weights stacked: small
-      const std::vector<at::Tensor> dw = any_w ? dy.t().mm(x).split_with_sizes(widths, 0) : std::vector<at::Tensor>();
-      const std::vector<at::Tensor> db =
-          any_b ? column_sums(dy, dy.scalar_type()).split_with_sizes(widths, 0) : std::vector<at::Tensor>();
+      const auto [dw_run, db_run] = weight_grads(dy, x, any_w, any_b);
+      const std::vector<at::Tensor> dw = any_w ? dw_run.split_with_sizes(widths, 0) : std::vector<at::Tensor>();
+      const std::vector<at::Tensor> db = any_b ? db_run.split_with_sizes(widths, 0) : std::vector<at::Tensor>();
       for (size_t i = run.begin; i < run.end; ++i) {
         if (any_w && ctx->needs_input_grad(1 + i)) out[1 + i] = dw[i - run.begin];
         if (any_b && has_bias.get(i) && ctx->needs_input_grad(bias_slot[i])) out[bias_slot[i]] = db[i - run.begin];

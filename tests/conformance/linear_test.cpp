@@ -114,6 +114,37 @@ TEST(Linear, WgmmaSharedLayoutIsWhereTheSwizzleReads) {
   }
 }
 
+// dW = dY^T X and db = column sums of dY (LinearGradArgs): hand-checked, and bad input named.
+TEST(Linear, WeightGradReferenceHandCheckedAndBadInputNamed) {
+  // dY = [[1, 2], [3, 4], [5, 6]] (M = 3, N = 2), X = [[1, 0], [0, 1], [1, 1]] (K = 2)
+  std::vector<float> dy{1, 2, 3, 4, 5, 6}, x{1, 0, 0, 1, 1, 1}, dw(4, -7), db(2, -7);
+  ops::LinearGradArgs a{view(dy, 3, 2, 2), view(x, 3, 2, 2), view(dw, 2, 2, 2), db.data()};
+  ops::linear_weight_grad(a, Exec::cpu());
+  EXPECT_EQ(dw, (std::vector<float>{6, 8, 8, 10}));
+  EXPECT_EQ(db, (std::vector<float>{9, 12}));
+  ops::LinearGradArgs none{view(dy, 0, 2, 2), view(x, 0, 2, 2), view(dw, 2, 2, 2), db.data()};  // M = 0: zeros
+  ops::linear_weight_grad(none, Exec::cpu());
+  EXPECT_EQ(dw, (std::vector<float>{0, 0, 0, 0}));
+  EXPECT_EQ(db, (std::vector<float>{0, 0}));
+  auto expect_error = [](const ops::LinearGradArgs& bad, const std::string& what) {
+    try {
+      ops::linear_weight_grad(bad, Exec::cpu());
+      ADD_FAILURE() << "no error for: " << what;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  ops::LinearGradArgs rows = a;
+  rows.X = view(x, 2, 2, 2);
+  expect_error(rows, "dY has 3 rows but X has 2");
+  ops::LinearGradArgs shape = a;
+  shape.DW = view(dw, 1, 2, 2);
+  expect_error(shape, "dW is 1 x 2 but dY^T X is 2 x 2");
+  ops::LinearGradArgs alias = a;
+  alias.DW = view(dy, 2, 2, 2);
+  expect_error(alias, "dW overlaps an input");
+}
+
 // The wgmma projection's K order (wgmma_layout::slice_column): every column of a 32-wide step is
 // visited once, and lane t's A values for slice s, which it takes from its two float4 chunks
 // (2t, 2t + 1: columns 8t + 2s and 8t + 2s + 1), are the columns the split W holds at the
@@ -263,6 +294,66 @@ TEST(LinearCuda, EveryVariantMatchesReference) {
   if (!small) shapes.push_back({4099, 200, 300, 300, 200, true});
   uint64_t salt = 1;
   for (const auto& s : shapes) check_cuda(s, salt++);
+}
+
+// dW = dY^T X (+ db) on the GPU against the reference: |err| <= (2^-19 + M 2^-24) sum_m |dy x| (the
+// projection's bound with the sum over M), db within M 2^-24 sum_m |dy|; M not a multiple of the
+// 32-row step, N and K past the 128 tiles, strided rows, M split across the machine, M = 0.
+TEST(LinearCuda, WeightGradMatchesReference) {
+  TESSERA_REQUIRE_CUDA();
+#ifndef TESSERA_WITH_WGMMA
+  GTEST_SKIP() << "built without sm_90a code: no CUDA weight-gradient variant";
+#else
+  if (cuda_compute_capability(0) != 90) GTEST_SKIP() << "the weight-gradient kernel needs compute capability 9.0";
+  struct G { int64_t m, n, k, ld_dy, ld_x; bool bias; };
+  std::vector<G> shapes = {{0, 8, 4, 8, 4, true},        {1, 4, 4, 4, 4, true},
+                           {33, 132, 68, 136, 72, true}, {1000, 256, 128, 256, 128, false},
+                           {517, 20, 260, 20, 264, true}, {5000, 1536, 128, 1536, 128, true}};
+  if (!testing::small_run()) shapes.push_back({70001, 132, 260, 132, 260, true});
+  const Device dev{DeviceKind::cuda, 0};
+  uint64_t salt = 100;
+  for (const G& s : shapes) {
+    std::mt19937 rng(uint32_t(testing::seed(salt++)));
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::vector<float> dy(size_t(std::max<int64_t>(1, s.m * s.ld_dy))), x(size_t(std::max<int64_t>(1, s.m * s.ld_x)));
+    for (auto* v : {&dy, &x})
+      for (auto& e : *v) e = u(rng);
+    std::vector<float> want(size_t(s.n * s.k)), want_db(size_t(s.n));
+    ops::linear_weight_grad({view(dy, s.m, s.n, s.ld_dy), view(x, s.m, s.k, s.ld_x), view(want, s.n, s.k, s.k),
+                             s.bias ? want_db.data() : nullptr},
+                            Exec::cpu(), "reference");
+    DeviceFloats ddy(dy), dx(x), ddw(std::vector<float>(want.size(), -7.f)), ddb(std::vector<float>(want_db.size(), -7.f));
+    const ops::LinearGradArgs a{{ddy.p, DType::f32, s.m, s.n, s.ld_dy, dev},
+                                {dx.p, DType::f32, s.m, s.k, s.ld_x, dev},
+                                {ddw.p, DType::f32, s.n, s.k, s.k, dev},
+                                s.bias ? ddb.p : nullptr};
+    ASSERT_TRUE(ops::linear_weight_grad_supported(a, Exec{dev}));
+    ops::linear_weight_grad(a, Exec{dev});
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto got = ddw.get(want.size()), got_db = ddb.get(want_db.size());
+    const std::string what = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k) +
+                             " seed " + std::to_string(testing::seed(salt - 1));
+    const double tol = std::ldexp(1.0, -19) + double(s.m) * std::ldexp(1.0, -24);
+    int bad = 0;
+    for (int64_t n = 0; n < s.n && bad < 5; ++n) {
+      for (int64_t k = 0; k < s.k && bad < 5; ++k) {
+        double mag = 0;
+        for (int64_t m = 0; m < s.m; ++m) mag += std::fabs(double(dy[m * s.ld_dy + n]) * double(x[m * s.ld_x + k]));
+        const double err = std::fabs(double(got[n * s.k + k]) - double(want[n * s.k + k]));
+        if (!(err <= tol * mag + 1e-30))
+          ++bad, ADD_FAILURE() << what << ": dW(" << n << ", " << k << ") = " << got[n * s.k + k] << ", reference "
+                               << want[n * s.k + k];
+      }
+      if (s.bias) {
+        double mag = 0;
+        for (int64_t m = 0; m < s.m; ++m) mag += std::fabs(double(dy[m * s.ld_dy + n]));
+        const double err = std::fabs(double(got_db[n]) - double(want_db[n]));
+        if (!(err <= tol * mag + 1e-30))
+          ++bad, ADD_FAILURE() << what << ": db(" << n << ") = " << got_db[n] << ", reference " << want_db[n];
+      }
+    }
+  }
+#endif
 }
 
 TEST(LinearCuda, IneligibleShapesAreRefusedNotRounded) {

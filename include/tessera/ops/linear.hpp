@@ -26,12 +26,13 @@
 //                 multiple of 4, 8-byte aligned Y and R with even row strides; with w_transposed
 //                 N % 4 == 0 too (W's rows are read in 16-byte chunks along N). BMxBN: the CTA tile
 //                 (128x128, 128x64, 64x64; the heuristic in src/cuda/ops/linear.cu picks by shape).
-//   cuda.wgmma.128x128  the same three products and error on Hopper's wgmma (compute capability
-//                 9.0 only; built for sm_90a when the CUDA architectures include 90), the same
-//                 operand rules. Each K step's tiles are split once into shared hi/lo tiles that
-//                 the warpgroup instructions read. The heuristic takes it for K >= 256 on grids of
-//                 at least 3 tiles a multiprocessor, where it measured 8-15% faster on the H200;
-//                 elsewhere the tf32x3 tiles are faster (src/cuda/sm90a/linear_wgmma.cu).
+//   cuda.wgmma.128x128, cuda.wgmma.64x128  the same three products and error on Hopper's wgmma
+//                 (compute capability 9.0 only; built for sm_90a when the CUDA architectures
+//                 include 90), the same operand rules. W is split once per call into hi and lo
+//                 copies (scratch from exec's allocator, 8 bytes per weight); X is split in
+//                 registers. 67-105 TFLOP/s on the H200 against mma.sync's 47-57; the heuristic
+//                 takes it wherever the grid has at least half a 128x128 tile per multiprocessor
+//                 (src/cuda/sm90a/linear_wgmma.cu).
 //   The CPU and other CUDA cases are left to the caller's BLAS (the torch layer: at::linear);
 //   linear() throws when no variant is eligible, so that a caller never gets a silent fallback.
 //
@@ -64,5 +65,29 @@ void linear(const LinearArgs& args, const Exec& exec, const std::string& variant
 bool linear_supported(const LinearArgs& args, const Exec& exec);
 tune::Registry<LinearArgs>& linear_registry();
 void validate_linear(const LinearArgs& args);
+
+// The projection's parameter gradients in one pass over dY: dW = dY^T X and, when db is given,
+// db = the column sums of dY (a Linear's weight and bias gradients).
+//   DY: M x N, X: M x K, DW: N x K (overwritten), db: N values of DW's dtype or nullptr. Same dtype
+//   and device for all; rows may be strided. M = 0 gives zeros.
+// Backends and variants (linear_weight_grad_registry()):
+//   reference     plain loops, double accumulation, every floating dtype (the oracle).
+//   cuda.wgmma.dw fp32 on Hopper's wgmma as the three tf32 products of the projection (same error
+//                 bound), M split across the machine into fixed slices whose partial sums are added
+//                 in a fixed order (deterministic), db from the same loads of dY. Needs compute
+//                 capability 9.0, N % 4 == 0, K % 4 == 0, 16-byte aligned DY and X with row strides
+//                 multiples of 4, 8-byte aligned DW with an even row stride.
+//   Elsewhere the caller's BLAS (the torch layer: dY^T X and the column sums).
+struct LinearGradArgs {
+  DenseView DY;             // M x N
+  DenseView X;              // M x K
+  DenseView DW;             // N x K (written)
+  void* db = nullptr;       // N values of DW's dtype (written), or nullptr
+};
+
+void linear_weight_grad(const LinearGradArgs& args, const Exec& exec, const std::string& variant = "");
+bool linear_weight_grad_supported(const LinearGradArgs& args, const Exec& exec);
+tune::Registry<LinearGradArgs>& linear_weight_grad_registry();
+void validate_linear_weight_grad(const LinearGradArgs& args);
 
 }  // namespace tessera::ops

@@ -36,7 +36,8 @@
 #include <cstdint>
 
 #include "cuda/ops/linear_launch.cuh"  // Params, split_tf32, smem_u32, the launch helpers
-#include "cuda/sm90a/wgmma_layout.hpp"     // chunk_at, tile_desc
+#include "cuda/sm90a/wgmma.cuh"            // the wgmma instruction and its fences
+#include "cuda/sm90a/wgmma_layout.hpp"     // chunk_at, slice_column, tile_desc
 #include "ops/linear/backends.hpp"
 #include "tessera/core/cuda_check.hpp"
 
@@ -55,48 +56,6 @@ struct Tile {
   static constexpr int smem_bytes = kStages * kStage * int(sizeof(float)) + 1024;  // + alignment slack
 };
 
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define TESSERA_HAVE_WGMMA_CODE 1
-#endif
-
-#ifdef TESSERA_HAVE_WGMMA_CODE
-// The wgmma instruction, spelled out: inline asm names every accumulator register.
-// d += A B^T for a 64 x 128 tile of D (k = 8): A tf32 in registers (the fragment of
-// wgmma_layout::slice_column's comment), B tf32 K-major in shared memory (descriptor).
-__device__ __forceinline__ void wgmma_m64n128k8_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-// Makes this thread's shared-memory writes (its landed cp.async chunks) visible to the async proxy,
-// which the wgmma operand reads go through.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-// Keeps the compiler from moving accumulator reads or writes across the asynchronous wgmmas.
-template <int R>
-__device__ __forceinline__ void pin(float (&d)[R]) {
-#pragma unroll
-  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-#endif
-
 using wgmma_layout::chunk_at;
 using wgmma_layout::slice_column;
 using wgmma_layout::tile_desc;
@@ -108,10 +67,12 @@ using wgmma_layout::tile_desc;
 // 32 ks + slice_column(s, q)).
 __global__ void split_weight_kernel(const float* __restrict__ w, int64_t ldw, int n, int k, bool wt,
                                     uint32_t* __restrict__ split, int np, int kp) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= int64_t(np) * kp) return;
+  // 32-bit index arithmetic (the launcher checks np kp < 2^31): 64-bit divisions by the run-time
+  // np and kp made this kernel 4.6-5.8 us per PubMed-sized weight (h200_20261203g call 1).
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= np * kp) return;
   // Consecutive threads read consecutive addresses of W: along K as stored, along N with wt.
-  const int row = wt ? int(i % np) : int(i / kp), c = wt ? int(i / np) : int(i % kp);  // c: K-major column
+  const int row = wt ? i % np : i / kp, c = wt ? i / np : i % kp;  // c: K-major column
   const int q = c % kBK, col = c - q + slice_column(q / 8, q % 8);
   const float v = row < n && col < k ? (wt ? w[int64_t(col) * ldw + row] : w[int64_t(row) * ldw + col]) : 0.f;
   uint32_t h, l;
@@ -126,6 +87,7 @@ template <int WGS, bool RES>
 __global__ void __launch_bounds__(Tile<WGS>::kThreads, 2)
     linear_wgmma_kernel(const Params p, const float* __restrict__ w_split, int kp) {
 #ifdef TESSERA_HAVE_WGMMA_CODE
+  using namespace tessera::cuda::wgmma;
   using T = Tile<WGS>;
   constexpr int BM = T::BM, kThreads = T::kThreads, S = kStages;
   extern __shared__ float smem_raw[];
@@ -249,10 +211,21 @@ bool linear_wgmma_eligible(const LinearArgs& a) {
 }
 
 int linear_wgmma_preferred(const LinearArgs& a, int device_index) {
-  // H200: see bench/results/h200_20261203g (CUDA graphs, against the mma.sync tiles).
+  // H200, GPU time per call from CUDA graphs (bench/results/h200_20261203g/probe_*.txt): the wgmma
+  // tiles run 67-105 TFLOP/s where the mma.sync tiles ran 47-57.
+  // - Grids of under half a tile of 128 x 128 per multiprocessor: the mma.sync tiles (2708 x 128 ->
+  //   256, 44 tiles: 7.8 us against 10.1; the weight's split is a launch of its own).
+  // - Otherwise the wgmma tile whose last wave is fuller (2 CTAs a multiprocessor), 128 rows unless
+  //   64 fills the machine better by more than 10%: 19717 x 128 -> 256 (310 tiles of 128) 27.1 us
+  //   with 64 rows against 31.3; 2708 x 128 -> 1024 (176 tiles) 16.5 against 19.9; 1048576 x 128 ->
+  //   512 1903 against 2124. At 2^20 rows both are within 1%.
   namespace lw = tessera::cuda::linear_wgmma;
-  const int64_t tiles_128 = ((a.X.rows + 127) / 128) * ((a.n() + lw::BN - 1) / lw::BN);
-  return tiles_128 >= 2 * int64_t(cuda_multiprocessors(device_index)) ? 2 : 1;
+  const int64_t sms = cuda_multiprocessors(device_index), slots = 2 * sms;
+  const int64_t n_tiles = (a.n() + lw::BN - 1) / lw::BN;
+  const int64_t t128 = ((a.X.rows + 127) / 128) * n_tiles, t64 = ((a.X.rows + 63) / 64) * n_tiles;
+  if (2 * t128 < sms) return 0;
+  auto fill = [&](int64_t tiles) { return double(tiles) / double((tiles + slots - 1) / slots * slots); };
+  return fill(t64) > 1.1 * fill(t128) ? 1 : 2;
 }
 
 void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, int warpgroups) {
@@ -263,8 +236,9 @@ void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, int warpgroups) {
   // W's split copy (hi and lo, in the stages' layout): scratch from the caller's allocator,
   // stream-ordered, so it is free to reuse once the product queued below has run.
   Scratch split(exec, 2 * size_t(np) * size_t(kp) * sizeof(float));
+  TESSERA_CHECK(int64_t(np) * kp < (int64_t(1) << 31), "linear: a ", n, " x ", k, " weight is too large for the wgmma tiles");
   if (kp > 0) {
-    const int64_t count = int64_t(np) * kp;
+    const int count = np * kp;
     lw::split_weight_kernel<<<unsigned((count + 255) / 256), 256, 0, s>>>(a.W.as<const float>(), a.W.ld, n, k,
                                                                            a.w_transposed, split.as<uint32_t>(), np, kp);
     TESSERA_CUDA_LAUNCH_CHECK();

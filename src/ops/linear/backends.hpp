@@ -24,4 +24,10 @@ bool linear_wgmma_eligible(const LinearArgs& a);
 int linear_wgmma_preferred(const LinearArgs& a, int device_index);
 void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, int warpgroups);
 
+void linear_weight_grad_reference(const LinearGradArgs& a);
+// dW = dY^T X (+ db) on Hopper's wgmma (cuda/sm90a/linear_weight_grad.cu; built when
+// TESSERA_WITH_WGMMA).
+bool linear_weight_grad_wgmma_eligible(const LinearGradArgs& a);
+void linear_weight_grad_wgmma_cuda(const LinearGradArgs& a, const Exec& exec);
+
 }  // namespace tessera::ops::detail

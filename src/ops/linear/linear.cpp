@@ -69,6 +69,28 @@ tune::Key key_of(const LinearArgs& a, const Exec& exec) {
           tune::width_bucket(a.n())};
 }
 
+tune::Registry<LinearGradArgs> make_weight_grad_registry() {
+  tune::Registry<LinearGradArgs> r("linear_weight_grad");
+  r.add({"reference", tune::Backend::reference, nullptr,
+         [](const LinearGradArgs& a, const Exec&) { detail::linear_weight_grad_reference(a); },
+         "plain loops, double accumulation (the oracle)"});
+#ifdef TESSERA_WITH_WGMMA
+  r.add({"cuda.wgmma.dw", tune::Backend::cuda, [](const LinearGradArgs& a) { return detail::linear_weight_grad_wgmma_eligible(a); },
+         [](const LinearGradArgs& a, const Exec& e) { detail::linear_weight_grad_wgmma_cuda(a, e); },
+         "three tf32 products on Hopper's wgmma, M split in fixed slices summed in order, db from the same loads (sm_90a)"});
+#endif
+  r.set_heuristic([](const LinearGradArgs&, const Device& d) -> std::string {
+    return d.is_cuda() ? "cuda.wgmma.dw" : "reference";  // choose() falls back to an eligible one
+  });
+  return r;
+}
+
+tune::Key grad_key_of(const LinearGradArgs& a, const Exec& exec) {
+  return {tune::device_key(exec.device), "linear_weight_grad", dtype_name(a.X.dtype),
+          "k" + std::to_string(tune::width_bucket(a.X.cols)) + ".m" + std::to_string(tune::width_bucket(a.X.rows)),
+          tune::width_bucket(a.DY.cols)};
+}
+
 }  // namespace
 
 void validate_linear(const LinearArgs& a) {
@@ -113,6 +135,43 @@ void linear(const LinearArgs& a, const Exec& exec, const std::string& variant) {
   const tune::Choice c = tune::choose(linear_registry(), key_of(a, exec), a, exec, variant);
   if (a.Y.rows * a.Y.cols == 0) return;
   linear_registry().get(c.variant).run(a, exec);
+}
+
+}  // namespace tessera::ops
+
+namespace tessera::ops {
+
+void validate_linear_weight_grad(const LinearGradArgs& a) {
+  check_matrix(a.DY, "dY");
+  check_matrix(a.X, "X");
+  check_matrix(a.DW, "dW");
+  TESSERA_CHECK(a.DY.rows == a.X.rows, "linear_weight_grad: dY has ", a.DY.rows, " rows but X has ", a.X.rows);
+  TESSERA_CHECK(a.DW.rows == a.DY.cols && a.DW.cols == a.X.cols, "linear_weight_grad: dW is ", a.DW.rows, " x ",
+                a.DW.cols, " but dY^T X is ", a.DY.cols, " x ", a.X.cols);
+  TESSERA_CHECK(a.DY.dtype == a.DW.dtype && a.X.dtype == a.DW.dtype, "linear_weight_grad: dY is ",
+                dtype_name(a.DY.dtype), ", X is ", dtype_name(a.X.dtype), ", dW is ", dtype_name(a.DW.dtype),
+                " (one dtype for all)");
+  TESSERA_CHECK(a.DY.device == a.DW.device && a.X.device == a.DW.device, "linear_weight_grad: dY on ",
+                a.DY.device.str(), ", X on ", a.X.device.str(), ", dW on ", a.DW.device.str());
+  TESSERA_CHECK(!overlaps(a.DW, a.DY) && !overlaps(a.DW, a.X), "linear_weight_grad: dW overlaps an input");
+}
+
+tune::Registry<LinearGradArgs>& linear_weight_grad_registry() {
+  static tune::Registry<LinearGradArgs> r = make_weight_grad_registry();
+  return r;
+}
+
+bool linear_weight_grad_supported(const LinearGradArgs& a, const Exec& exec) {
+  return !linear_weight_grad_registry().eligible(a, exec.device).empty();
+}
+
+void linear_weight_grad(const LinearGradArgs& a, const Exec& exec, const std::string& variant) {
+  validate_linear_weight_grad(a);
+  TESSERA_CHECK(exec.device == a.DW.device, "linear_weight_grad: exec on ", exec.device.str(), " but dW is on ",
+                a.DW.device.str());
+  const tune::Choice c = tune::choose(linear_weight_grad_registry(), grad_key_of(a, exec), a, exec, variant);
+  if (a.DW.rows * a.DW.cols == 0 && (a.db == nullptr || a.DW.rows == 0)) return;
+  linear_weight_grad_registry().get(c.variant).run(a, exec);
 }
 
 }  // namespace tessera::ops

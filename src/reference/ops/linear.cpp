@@ -1,4 +1,5 @@
-// Reference linear: the oracle. Y[i, j] = sum_k X[i, k] W[j, k] (+ bias[j]) in double.
+// Reference linear: the oracle. Y[i, j] = sum_k X[i, k] W[j, k] (+ bias[j]) in double; the weight
+// gradient dW[n, k] = sum_m dY[m, n] X[m, k] and db[n] = sum_m dY[m, n] likewise.
 #include <type_traits>
 
 #include "ops/linear/backends.hpp"
@@ -34,6 +35,27 @@ void linear_reference(const LinearArgs& a) {
         if (r) acc += widen(r[i * a.R.ld + j]);  // read before the write: R may be Y
         y[i * a.Y.ld + j] = narrow<T>(acc);
       }
+  });
+}
+
+void linear_weight_grad_reference(const LinearGradArgs& a) {
+  TESSERA_DISPATCH_FLOAT(a.DW.dtype, T, [&] {
+    const T* dy = a.DY.as<T>();
+    const T* x = a.X.as<T>();
+    T* dw = a.DW.as<T>();
+    T* db = static_cast<T*>(a.db);
+    for (int64_t n = 0; n < a.DY.cols; ++n) {
+      for (int64_t k = 0; k < a.X.cols; ++k) {
+        double acc = 0.0;
+        for (int64_t m = 0; m < a.DY.rows; ++m) acc += widen(dy[m * a.DY.ld + n]) * widen(x[m * a.X.ld + k]);
+        dw[n * a.DW.ld + k] = narrow<T>(acc);
+      }
+      if (db) {
+        double acc = 0.0;
+        for (int64_t m = 0; m < a.DY.rows; ++m) acc += widen(dy[m * a.DY.ld + n]);
+        db[n] = narrow<T>(acc);
+      }
+    }
   });
 }
 
