@@ -158,7 +158,9 @@ def test_cuda_fp32_matches_double(seed, m, n, k):
     gy = torch.randn_like(y)
     y.backward(gy)
     _fp32_level(x.grad, gy, w.t(), None)  # dx = dy W through the same kernel
-    torch.testing.assert_close(w.grad, gy.t() @ x.detach(), rtol=1e-5, atol=1e-4)
+    # dw = dy^T x: on the H200 tessera's wgmma weight gradient (three tf32 products, as forward),
+    # elsewhere cuBLAS; both within the fp32-level bound over the m rows it sums.
+    _fp32_level(w.grad, gy.t(), x.detach().t(), None)
     # db = column sums of dy in fp32: against double, within fp32 summation error (two fp32
     # summation orders, e.g. torch's sum(0) and the gemv behind column_sums, differ by more than
     # assert_close's fp32 defaults at m = 4099).
