@@ -214,7 +214,7 @@ def test_cuda_linears_are_one_node(seed, m, k, outs):
     """Several projections of one x (GATv2's lin_l/lin_r, the Transformer's q/k/v) as one op and node
     (tessera.linears): a kernel per column block of one output, dx accumulated through the kernel's
     residual epilogue, db by column sums. Each
-    output and dx within fp32-level error of double; dW, db as the Linears' own; a bias-free Linear
+    output, dx and dW within fp32-level error of double; db within fp32 summation error; a bias-free Linear
     and an output that gets no gradient (its parameters' grads stay None) included."""
     lins = [torch.nn.Linear(k, o, bias=i != 1).cuda() for i, o in enumerate(outs)]
     x = torch.randn(m, k, device="cuda", requires_grad=True)
@@ -236,7 +236,7 @@ def test_cuda_linears_are_one_node(seed, m, k, outs):
         if i not in used:
             assert lin.weight.grad is None and (lin.bias is None or lin.bias.grad is None)
             continue
-        torch.testing.assert_close(lin.weight.grad, gys[i].t() @ x.detach(), rtol=1e-5, atol=1e-4)
+        _fp32_level(lin.weight.grad, gys[i].t(), x.detach().t(), None)  # dW = dy^T x (see above)
         if lin.bias is not None:
             g = gys[i].double()
             assert bool(((lin.bias.grad.double() - g.sum(0)).abs() <= g.abs().sum(0) * m * 2.0 ** -24).all())
