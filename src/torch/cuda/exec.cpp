@@ -25,7 +25,18 @@ class TorchCudaAllocator final : public Allocator {
 }  // namespace
 
 void* torch_current_cuda_stream(int index) {
-  return static_cast<void*>(c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index)).stream());
+  // torch's default stream is the legacy default stream, whose handle is null; an Exec's null
+  // stream means "this host thread's per-thread stream" (cuda_stream, core/cuda_check.hpp). Passed
+  // as null, every tessera kernel of a layer ran on the per-thread stream of the thread that
+  // launched it: the forward on the Python thread's, the backward on the autograd engine thread's,
+  // two streams ordered with each other only through torch's legacy-stream work in between. Blocks
+  // of the caching allocator then went from one to the other while still in use: on the H200 the
+  // backward's first scratch (W's split copy for dX) took the block of the forward attention's
+  // heavy-row list while that kernel still ran on R-MAT, which then read node ids from tf32 bits
+  // (an illegal address in R-MAT Transformer 4x64 training, only without CUDA_LAUNCH_BLOCKING:
+  // bench/results/h200_20261203g). cudaStreamLegacy names the legacy stream itself.
+  cudaStream_t s = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(index)).stream();
+  return static_cast<void*>(s != nullptr ? s : cudaStreamLegacy);
 }
 
 Allocator* torch_cuda_allocator() {
