@@ -9,7 +9,7 @@
 namespace tessera::ops::detail {
 namespace {
 
-bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+using tessera::cuda::linear::aligned;
 
 template <int BM, int BN, int WM, int WN, bool RES, bool WT>
 void launch(const LinearArgs& a, cudaStream_t s) {

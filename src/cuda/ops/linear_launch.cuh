@@ -11,6 +11,9 @@
 
 namespace tessera::cuda::linear {
 
+// Whether p is a multiple of `bytes` (the kernels' vector loads and stores need it).
+inline bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
 // Raises Kernel's dynamic shared-memory limit to `bytes` (above 48 KB needs this opt-in), once per
 // device and kernel.
 template <auto Kernel>

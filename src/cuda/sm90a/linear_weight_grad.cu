@@ -200,19 +200,17 @@ __global__ void reduce_kernel(const float* __restrict__ part, const float* __res
   }
 }
 
-bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
-
 }  // namespace
 }  // namespace tessera::cuda::linear_weight_grad
 
 namespace tessera::ops::detail {
 
 bool linear_weight_grad_wgmma_eligible(const LinearGradArgs& a) {
-  namespace lg = tessera::cuda::linear_weight_grad;
+  using tessera::cuda::linear::aligned;
   return a.DW.device.is_cuda() && a.DW.dtype == DType::f32 && a.DY.cols % 4 == 0 && a.X.cols % 4 == 0 &&
          a.DY.cols < (int64_t(1) << 30) && a.X.cols < (int64_t(1) << 30) && a.DY.ld % 4 == 0 && a.X.ld % 4 == 0 &&
-         a.DW.ld % 2 == 0 && lg::aligned(a.DY.data, 16) && lg::aligned(a.X.data, 16) && lg::aligned(a.DW.data, 8) &&
-         (a.db == nullptr || lg::aligned(a.db, 4)) && cuda_compute_capability(a.DW.device.index) == 90;
+         a.DW.ld % 2 == 0 && aligned(a.DY.data, 16) && aligned(a.X.data, 16) && aligned(a.DW.data, 8) &&
+         (a.db == nullptr || aligned(a.db, 4)) && cuda_compute_capability(a.DW.device.index) == 90;
 }
 
 void linear_weight_grad_wgmma_cuda(const LinearGradArgs& a, const Exec& exec) {
