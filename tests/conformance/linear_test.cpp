@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda/sm90a/wgmma_layout.hpp"
+#include "cuda/waves.hpp"
 #include "support/testing.hpp"
 #include "tessera/ops/linear.hpp"
 
@@ -163,6 +164,32 @@ TEST(Linear, WgmmaKOrderPairsTheSameColumns) {
     for (int s = 0; s < 4; ++s) {
       EXPECT_EQ(wl::slice_column(s, t), 8 * t + 2 * s);
       EXPECT_EQ(wl::slice_column(s, t + 4), 8 * t + 2 * s + 1);
+    }
+}
+
+// The weight gradient's row slices (cuda::full_wave_splits): whole waves, never one CTA past a
+// wave, and never more slices than the rows allow.
+TEST(Linear, WeightGradSlicesFillWholeWaves) {
+  using cuda::full_wave_splits;
+  const int64_t sms = 132;
+  EXPECT_EQ(full_wave_splits(24, sms, 77), 11);   // 264 CTAs: two full waves (6 gave 144: two, one nearly empty)
+  EXPECT_EQ(full_wave_splits(16, sms, 77), 8);    // 128 CTAs: one wave; 16 and 24 slices cost the same per row
+  EXPECT_EQ(full_wave_splits(8, sms, 77), 16);    // 33 slices would be only 3% cheaper
+  EXPECT_EQ(full_wave_splits(12, sms, 4096), 11); // exactly one wave
+  EXPECT_EQ(full_wave_splits(2, sms, 4096), 66);
+  EXPECT_EQ(full_wave_splits(24, sms, 3), 3);     // short inputs: the rows bound it
+  EXPECT_EQ(full_wave_splits(500, sms, 100), 1);  // more tiles than slots: no slicing
+  EXPECT_EQ(full_wave_splits(0, 0, 0), 1);
+  for (int64_t tiles = 1; tiles <= 300; ++tiles)
+    for (const int64_t rows_bound : {int64_t(1), int64_t(7), int64_t(77), int64_t(4096)}) {
+      const int64_t s = full_wave_splits(tiles, sms, rows_bound);
+      ASSERT_GE(s, 1);
+      ASSERT_LE(s, rows_bound);
+      const int64_t ctas = s * tiles, waves = (ctas + sms - 1) / sms;
+      // Unless the rows bound it, one more slice would not fit in the last wave.
+      if (s < rows_bound && tiles <= sms) EXPECT_GT(ctas - (waves - 1) * sms, sms - tiles) << tiles << " " << s;
+      const double cost = double(waves) / double(s), one = double((tiles + sms - 1) / sms);
+      EXPECT_LE(cost, one) << "never slower than one slice: " << tiles;
     }
 }
 

@@ -22,6 +22,7 @@
 #include "cuda/ops/linear_launch.cuh"  // cp_async16, smem_u32, split_tf32, opt_in_shared
 #include "cuda/sm90a/wgmma.cuh"
 #include "cuda/sm90a/wgmma_layout.hpp"
+#include "cuda/waves.hpp"
 #include "ops/linear/backends.hpp"
 #include "tessera/core/cuda_check.hpp"
 
@@ -227,11 +228,11 @@ void linear_weight_grad_wgmma_cuda(const LinearGradArgs& a, const Exec& exec) {
   p.k_tiles = (p.k + lg::BN - 1) / lg::BN;
   p.tiles = ((p.n + lg::BM - 1) / lg::BM) * p.k_tiles;
   if (p.tiles == 0) return;
-  // One wave of one CTA a multiprocessor: the rows split into as many slices as fill it, each at
-  // least 8 steps of 32 rows (fewer would spend more on the partials than on the products).
-  const int64_t sms = cuda_multiprocessors(a.DW.device.index);
-  const int64_t by_machine = (sms + p.tiles - 1) / p.tiles, by_rows = (p.m + 8 * lg::kBK - 1) / (8 * lg::kBK);
-  const int splits = int(std::max<int64_t>(1, std::min(by_machine, by_rows)));
+  // One CTA a multiprocessor (its shared memory): the rows split into slices that fill whole
+  // waves (full_wave_splits), each at least 8 steps of 32 rows (fewer would spend more on the
+  // partials than on the products).
+  const int64_t sms = cuda_multiprocessors(a.DW.device.index), by_rows = (p.m + 8 * lg::kBK - 1) / (8 * lg::kBK);
+  const int splits = int(tessera::cuda::full_wave_splits(p.tiles, sms, by_rows));
   p.rows_per_split = ((p.m + splits - 1) / splits + lg::kBK - 1) / lg::kBK * lg::kBK;
   const int64_t nk = int64_t(p.n) * p.k;
   TESSERA_CHECK(int64_t(splits) * p.tiles < (int64_t(1) << 31), "linear_weight_grad: ", p.n, " x ", p.k,
