@@ -152,9 +152,11 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     const at::Tensor& x = saved[0];
     const at::Tensor& weight = saved[1];
     const at::Tensor& dy = grads[0];
+    // The parameter gradients first: their scratch (the weight-gradient pass's partial tiles) is
+    // freed before dx is allocated, so the two never add up in the step's peak memory.
     at::Tensor dx, dw, db;
-    if (ctx->needs_input_grad(0)) dx = add_input_grad({}, dy, weight);
     std::tie(dw, db) = weight_grads(dy, x, ctx->needs_input_grad(1), ctx->saved_data["bias_grad"].toBool());
+    if (ctx->needs_input_grad(0)) dx = add_input_grad({}, dy, weight);
     const at::Tensor dr = ctx->saved_data["residual_grad"].toBool() ? dy : at::Tensor();
     return {dx, dw, db, dr};
   }

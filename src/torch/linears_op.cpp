@@ -186,9 +186,10 @@ class LinearsFunction : public torch::autograd::Function<LinearsFunction> {
         any_w = any_w || ctx->needs_input_grad(1 + i);
         any_b = any_b || (has_bias.get(i) && ctx->needs_input_grad(bias_slot[i]));
       }
+      // Parameter gradients before dx (as in linear_op.cpp): their scratch is freed first.
+      const auto [dw_run, db_run] = weight_grads(dy, x, any_w, any_b);
       if (ctx->needs_input_grad(0))
         dx = add_input_grad(dx, dy, run_ws.size() == 1 ? run_ws[0] : at::cat(run_ws));  // weights stacked: small
-      const auto [dw_run, db_run] = weight_grads(dy, x, any_w, any_b);
       const std::vector<at::Tensor> dw = any_w ? dw_run.split_with_sizes(widths, 0) : std::vector<at::Tensor>();
       const std::vector<at::Tensor> db = any_b ? db_run.split_with_sizes(widths, 0) : std::vector<at::Tensor>();
       for (size_t i = run.begin; i < run.end; ++i) {
