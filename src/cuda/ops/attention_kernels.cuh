@@ -312,6 +312,7 @@ __device__ __forceinline__ void flush_edge_weight_grad(const Params<T, I, Acc>& 
 // of entries), many enough that the queue's one counter sees a grab per 4 items (R-MAT 2^20, 4
 // heads: 1M grabs over ~10 ms).
 constexpr int kItemsPerGrab = 4;
+static_assert(kItemsPerGrab < 32, "for_each_item reads a grab's kItemsPerGrab + 1 row bounds with one lane each");
 
 // Calls body(heavy, node, h, begin, end, first, step) for the items this warp takes part in. The
 // blocks are persistent and take their work from two counters: first the heavy items (nodes above
@@ -348,8 +349,14 @@ __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
     const int h = int(c / per_head);
     const int64_t node0 = int64_t(c % per_head) * kItemsPerGrab;
     const int64_t node1 = node0 + kItemsPerGrab < p.nodes ? node0 + kItemsPerGrab : p.nodes;
+    // The grab's row bounds in one load (lane l holds ptr[node0 + l]) and shuffles: on low-degree
+    // graphs a walk is a few entries, and a load of ptr ahead of each node was one more dependent
+    // memory latency per item (ptr, then idx, then the source row).
+    using Index = std::remove_cv_t<std::remove_pointer_t<decltype(p.ptr)>>;  // int32 graphs: one register
+    const Index bound = lane <= node1 - node0 ? p.ptr[node0 + lane] : Index(0);
     for (int64_t node = node0; node < node1; ++node) {
-      const int64_t b = p.ptr[node], e = p.ptr[node + 1];
+      const int k = int(node - node0);
+      const int64_t b = __shfl_sync(kFull, bound, k), e = __shfl_sync(kFull, bound, k + 1);
       if (e - b > p.heavy_threshold) continue;
       body(false, node, h, b, e, b, int64_t(EPW));
     }
