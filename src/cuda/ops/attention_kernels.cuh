@@ -349,9 +349,10 @@ __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
     const int h = int(c / per_head);
     const int64_t node0 = int64_t(c % per_head) * kItemsPerGrab;
     const int64_t node1 = node0 + kItemsPerGrab < p.nodes ? node0 + kItemsPerGrab : p.nodes;
-    // The grab's row bounds in one load (lane l holds ptr[node0 + l]) and shuffles: on low-degree
-    // graphs a walk is a few entries, and a load of ptr ahead of each node was one more dependent
-    // memory latency per item (ptr, then idx, then the source row).
+    // The grab's row bounds in one load (lane l holds ptr[node0 + l]) and shuffles, not a load of
+    // ptr ahead of each node's walk: forward 1-5% faster on the 2^20-node graphs, backward flat
+    // (H200, bench/results/h200_20261204; the kernels are issue-bound, so a saved load counts
+    // only as its instructions, not as the latency it put in front of a short walk).
     using Index = std::remove_cv_t<std::remove_pointer_t<decltype(p.ptr)>>;  // int32 graphs: one register
     const Index bound = lane <= node1 - node0 ? p.ptr[node0 + lane] : Index(0);
     for (int64_t node = node0; node < node1; ++node) {
