@@ -16,7 +16,7 @@ namespace tessera::cuda {
 // Why not ceil(slots / tiles): one CTA past a full wave costs a whole second wave. On the H200
 // (132 SMs), 24 tiles x 6 slices ran 144 CTAs in two waves and the PubMed q/k/v weight gradient
 // (19717 x 3072 <- 128) took 398 us, the same as cuBLAS (bench/results/h200_20261203g); 11 slices
-// fill two waves exactly.
+// fill two waves exactly: 226 us (bench/results/h200_20261204).
 inline int64_t full_wave_splits(int64_t tiles, int64_t slots, int64_t max_splits) {
   tiles = std::max<int64_t>(tiles, 1);
   slots = std::max<int64_t>(slots, 1);
