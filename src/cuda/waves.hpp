@@ -1,10 +1,19 @@
 #pragma once
-// Cutting a reduction over rows into slices so that the machine's waves of CTAs come out full: a
-// plain host function (no CUDA), so tests/conformance/linear_test.cpp checks it on the CPU.
+// The machine's waves of CTAs: how full a grid's waves are, and how to cut a reduction over rows
+// into slices so that they come out full. Plain host functions (no CUDA), so
+// tests/conformance/linear_test.cpp checks them on the CPU.
 #include <algorithm>
 #include <cstdint>
 
 namespace tessera::cuda {
+
+// Waves in which `ctas` CTAs run when `slots` of them are resident at once.
+inline int64_t waves_of(int64_t ctas, int64_t slots) { return (ctas + slots - 1) / slots; }
+
+// How full those waves are on average (1: every wave full; a short last wave lowers it).
+inline double wave_fill(int64_t ctas, int64_t slots) {
+  return double(ctas) / double(waves_of(ctas, slots) * slots);
+}
 
 // The number of row slices for `tiles` output tiles, each CTA (slice, tile) summing its slice,
 // with `slots` CTAs resident at once and at most `max_splits` slices (each must stay long enough
@@ -25,7 +34,7 @@ inline int64_t full_wave_splits(int64_t tiles, int64_t slots, int64_t max_splits
   double best_cost = 0;
   for (int64_t waves = 1; waves <= 3; ++waves) {
     const int64_t s = std::min(max_splits, std::max<int64_t>(1, waves * slots / tiles));
-    const double cost = double((s * tiles + slots - 1) / slots) / double(s);
+    const double cost = double(waves_of(s * tiles, slots)) / double(s);
     if (best == 0 || cost < 0.95 * best_cost) {
       best = s;
       best_cost = cost;

@@ -180,6 +180,10 @@ TEST(Linear, WeightGradSlicesFillWholeWaves) {
   EXPECT_EQ(full_wave_splits(24, sms, 3), 3);     // short inputs: the rows bound it
   EXPECT_EQ(full_wave_splits(500, sms, 100), 1);  // more tiles than slots: no slicing
   EXPECT_EQ(full_wave_splits(0, 0, 0), 1);
+  // The wgmma tile choice's measure (linear_wgmma_preferred): 310 tiles in 264 slots fill 2 waves 59%.
+  EXPECT_EQ(cuda::waves_of(310, 264), 2);
+  EXPECT_DOUBLE_EQ(cuda::wave_fill(310, 264), 310.0 / 528.0);
+  EXPECT_DOUBLE_EQ(cuda::wave_fill(264, 264), 1.0);
   for (int64_t tiles = 1; tiles <= 300; ++tiles)
     for (const int64_t rows_bound : {int64_t(1), int64_t(7), int64_t(77), int64_t(4096)}) {
       const int64_t s = full_wave_splits(tiles, sms, rows_bound);

@@ -38,6 +38,7 @@
 #include "cuda/ops/linear_launch.cuh"  // Params, split_tf32, smem_u32, the launch helpers
 #include "cuda/sm90a/wgmma.cuh"            // the wgmma instruction and its fences
 #include "cuda/sm90a/wgmma_layout.hpp"     // chunk_at, slice_column, tile_desc
+#include "cuda/waves.hpp"                  // wave_fill
 #include "ops/linear/backends.hpp"
 #include "tessera/core/cuda_check.hpp"
 
@@ -224,8 +225,7 @@ int linear_wgmma_preferred(const LinearArgs& a, int device_index) {
   const int64_t n_tiles = (a.n() + lw::BN - 1) / lw::BN;
   const int64_t t128 = ((a.X.rows + 127) / 128) * n_tiles, t64 = ((a.X.rows + 63) / 64) * n_tiles;
   if (2 * t128 < sms) return 0;
-  auto fill = [&](int64_t tiles) { return double(tiles) / double((tiles + slots - 1) / slots * slots); };
-  return fill(t64) > 1.1 * fill(t128) ? 1 : 2;
+  return tessera::cuda::wave_fill(t64, slots) > 1.1 * tessera::cuda::wave_fill(t128, slots) ? 1 : 2;
 }
 
 void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, int warpgroups) {
