@@ -113,6 +113,15 @@ TEST(Linear, WgmmaSharedLayoutIsWhereTheSwizzleReads) {
     for (int s = 0; s < 4; ++s)  // k-slice s: the start field moves 32 s bytes, nothing else
       EXPECT_EQ((d + 2 * uint64_t(s)) & 0x3FFF, (((base + 0x20000u) & 0x3FFFFu) + 32u * uint32_t(s)) >> 4);
   }
+  // The wgmma wrapper takes only the low half (tile_desc_lo) and the high half as one immediate:
+  // that holds if the high half is the same for every tile a kernel can address (up to 227 KB of
+  // shared memory), and a k-slice step never carries out of the low half's start field.
+  const uint64_t high = wl::tile_desc(0) >> 32;
+  for (uint32_t addr = 0; addr < 227u * 1024u; addr += 1024u) {
+    ASSERT_EQ(wl::tile_desc(addr) >> 32, high) << "address " << addr;
+    ASSERT_EQ(wl::tile_desc_lo(addr), uint32_t(wl::tile_desc(addr)));
+    ASSERT_LT((wl::tile_desc_lo(addr) & 0x3FFFu) + 2u * 3u, 0x4000u) << "address " << addr;
+  }
 }
 
 // dW = dY^T X and db = column sums of dY (LinearGradArgs): hand-checked, and bad input named.

@@ -31,7 +31,7 @@ namespace {
 
 using tessera::cuda::linear::smem_u32;
 using wgmma_layout::chunk_at;
-using wgmma_layout::tile_desc;
+using wgmma_layout::tile_desc_lo;
 
 constexpr int BM = 128, BN = 128, kBK = 32, kStages = 3, kThreads = 256;
 constexpr int kLdA = BM + 8;  // dY's staged rows: +8 floats puts lane (g, t)'s float2 on distinct banks
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(kThreads, 1) weight_grad_kernel(const Params p
       tessera::cuda::split_tf32(hi4.y, ah[s][3], al[s][3]);
     }
     const float* bt = split_tiles + (st & 1) * 2 * kSplit;
-    const uint64_t bh = tile_desc(smem_u32(bt)), bl = tile_desc(smem_u32(bt + kSplit));
+    const uint32_t bh = tile_desc_lo(smem_u32(bt)), bl = tile_desc_lo(smem_u32(bt + kSplit));
     pin(acc);
     wgmma_fence();
 #pragma unroll

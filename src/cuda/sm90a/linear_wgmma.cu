@@ -19,12 +19,18 @@
 //   K-major whatever W's layout (so LinearArgs::w_transposed costs nothing here), zero-padded to
 //   whole tiles, each 32-wide step's columns in wgmma_layout::slice_column order. The copies are
 //   2 x 4 bytes per weight (a 1024 x 128 weight: 1 MB) in scratch from the caller's allocator.
-// - The product's B (W hi, W lo) comes from shared memory as plain K-major tiles (cp.async, no split
-//   pass); its A (X) from registers: each lane loads its rows' 8 values of a step as two float4
-//   and splits them in registers (the RS form of wgmma), so X is read from shared memory once.
-// - Per step of 32: 12 wgmmas per warpgroup (4 k-slices x lo*hi, hi*lo, hi*hi), 2 stages of
-//   cp.async; 2 CTAs a multiprocessor, so one CTA's loads, splits and epilogue overlap the other's
-//   products.
+// - The product's B (W hi, W lo) comes from shared memory as plain K-major tiles (no split pass);
+//   its A (X) from registers: each lane loads its rows' 8 values of a step as two float4 from the
+//   staged X tile and splits them in registers (the RS form of wgmma), so X is read from shared
+//   memory once.
+// - Per step of 32: 12 wgmmas per warpgroup (4 k-slices x lo*hi, hi*lo, hi*hi), 2 stages; 2 CTAs a
+//   multiprocessor, so one CTA's loads, splits and epilogue overlap the other's products.
+// - Thread 0 loads each stage with the TMA (cuda/sm90a/tma.cuh): X's box, swizzled and zero-filled
+//   by the hardware, and the W block as one 32 KB bulk copy, both counted on the stage's barrier.
+//   Before (until bench/results/h200_20261204b) every thread issued 12 cp.async a step; at 128 registers their addresses
+//   spilled inside the K loop, and ncu of the 128 x 128 tile at 2^20 x 128 -> 512 put 40% of its
+//   stall cycles on those local-memory reloads, with the tensor pipe 49% busy
+//   (bench/results/h200_20261204, section 7). With the TMA the kernel uses 122 registers, no spill.
 //
 // Tiles: BM = 64 x WGS rows (one warpgroup per 64), BN = 128 columns (the wgmma n). Each warpgroup's
 // accumulator layout is mma.m16n8's per warp (warp w: rows 16 w + g and 16 w + g + 8; n8 block j:
@@ -34,8 +40,10 @@
 // by the linear conformance test); the X tile uses the same swizzle (its float4 loads are then free
 // of bank conflicts).
 #include <cstdint>
+#include <limits>
 
 #include "cuda/ops/linear_launch.cuh"  // Params, split_tf32, smem_u32, the launch helpers
+#include "cuda/sm90a/tma.cuh"              // X and W by TMA, counted on shared barriers
 #include "cuda/sm90a/wgmma.cuh"            // the wgmma instruction and its fences
 #include "cuda/sm90a/wgmma_layout.hpp"     // chunk_at, slice_column, tile_desc
 #include "cuda/waves.hpp"                  // wave_fill
@@ -54,12 +62,12 @@ template <int WGS>
 struct Tile {
   static constexpr int BM = 64 * WGS, kThreads = 128 * WGS;
   static constexpr int kA = BM * kBK, kB = BN * kBK, kStage = kA + 2 * kB;  // floats: X, W hi, W lo
-  static constexpr int smem_bytes = kStages * kStage * int(sizeof(float)) + 1024;  // + alignment slack
+  static constexpr int smem_bytes = kStages * kStage * int(sizeof(float)) + 1024 + 8 * kStages;  // + alignment, barriers
 };
 
 using wgmma_layout::chunk_at;
 using wgmma_layout::slice_column;
-using wgmma_layout::tile_desc;
+using wgmma_layout::tile_desc_lo;
 
 // W (N x K, or K x N with wt) split into tf32 parts, laid out as the product's shared stages are: for
 // n-tile nt and step ks, block nt * k_steps + ks of `split` is [BN][32] hi then [BN][32] lo, swizzled
@@ -86,41 +94,40 @@ __global__ void split_weight_kernel(const float* __restrict__ w, int64_t ldw, in
 
 template <int WGS, bool RES>
 __global__ void __launch_bounds__(Tile<WGS>::kThreads, 2)
-    linear_wgmma_kernel(const Params p, const float* __restrict__ w_split, int kp) {
+    linear_wgmma_kernel(const Params p, const __grid_constant__ CUtensorMap x_map, const float* __restrict__ w_split,
+                        int kp) {
 #ifdef TESSERA_HAVE_WGMMA_CODE
   using namespace tessera::cuda::wgmma;
   using T = Tile<WGS>;
-  constexpr int BM = T::BM, kThreads = T::kThreads, S = kStages;
+  constexpr int BM = T::BM, S = kStages;
   extern __shared__ float smem_raw[];
-  float* sm = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  // The stages as 32-bit shared addresses (bytes), 1024-byte aligned for the swizzle; one barrier a
+  // stage after them.
+  const uint32_t sbase = (smem_u32(smem_raw) + 1023) & ~1023u;
+  constexpr uint32_t kStageBytes = T::kStage * 4, kABytes = T::kA * 4, kBBytes = T::kB * 4;
+  const uint32_t bars = sbase + S * kStageBytes;
 
-  const int64_t m0 = (int64_t(blockIdx.x) / p.n_tiles) * BM, rows_x = p.m - m0;
-  const int n0 = int(int64_t(blockIdx.x) % p.n_tiles) * BN, k_steps = kp / kBK;
-  const float* gx = p.x + m0 * p.ldx;
-  // This n-tile's W blocks (split_weight_kernel): whole tiles, no bounds.
-  const float4* gw = reinterpret_cast<const float4*>(w_split + int64_t(n0) * kp * 2);
+  const int m0 = int(blockIdx.x / unsigned(p.n_tiles)) * BM;  // TMA coordinates are 32-bit (launch checks)
+  const int n0 = int(blockIdx.x % unsigned(p.n_tiles)) * BN, k_steps = kp / kBK;
   const int tid = threadIdx.x;
 
-  // cp.async of step ks into slot ks % S (an empty commit group past the last step keeps the
-  // group count, which cp_async_wait relies on).
+  // Step ks into slot ks % S, by thread 0 alone: X's 32-wide column box of the tile's rows (the TMA
+  // swizzles it as chunk_at and zero-fills rows past M and columns past K) and the step's W block
+  // (split_weight_kernel: whole tiles, contiguous).
   auto fetch = [&](int ks) {
-    if (ks < k_steps) {
-      float* st = sm + (ks % S) * T::kStage;
-      const int k0 = ks * kBK;
-#pragma unroll
-      for (int j = 0; j < BM * 8 / kThreads; ++j) {
-        const int q = tid + kThreads * j, row = q >> 3, c = q & 7, col = k0 + 4 * c;
-        const bool ok = row < rows_x && col < p.k;
-        tessera::cuda::linear::cp_async16(smem_u32(st + chunk_at(row, c)), ok ? gx + row * p.ldx + col : gx, ok);
-      }
-      const float4* src = gw + int64_t(ks) * (2 * T::kB / 4) + tid;  // the block as it lies
-      const uint32_t dst = smem_u32(st + T::kA) + 16 * tid;
-#pragma unroll
-      for (int j = 0; j < 2 * T::kB / 4 / kThreads; ++j)
-        tessera::cuda::linear::cp_async16(dst + 16 * kThreads * j, src + kThreads * j, true);
-    }
-    tessera::cuda::linear::cp_async_commit();
+    const uint32_t st = sbase + (ks % S) * kStageBytes, bar = bars + 8 * (ks % S);
+    tessera::cuda::tma::arrive_expect_bytes(bar, kStageBytes);
+    tessera::cuda::tma::load_box(st, x_map, ks * kBK, m0, bar);
+    tessera::cuda::tma::load_bytes(st + kABytes, w_split + (int64_t(n0) * kp + int64_t(ks) * BN * kBK) * 2, 2 * kBBytes,
+                                   bar);
   };
+  if (tid == 0) {
+    for (int s = 0; s < S; ++s) tessera::cuda::tma::barrier_init(bars + 8 * s, 1);
+    tessera::cuda::tma::barrier_init_fence();
+  }
+  __syncthreads();
+  if (tid == 0)
+    for (int s = 0; s < S - 1 && s < k_steps; ++s) fetch(s);
 
   float acc[BN / 2];
 #pragma unroll
@@ -128,36 +135,29 @@ __global__ void __launch_bounds__(Tile<WGS>::kThreads, 2)
 
   const int wg = tid >> 7, lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, t = lane & 3;
   const int arow = wg * 64 + warp * 16 + g;  // this lane's A rows: arow and arow + 8 of the tile
-#pragma unroll
-  for (int s = 0; s < S - 1; ++s) fetch(s);
+  // Byte offset of chunk 2t of row arow (arow % 8 == g): chunk 2t + c of row arow + 8 h lies at
+  // + 1024 h, with c flipping the swizzled chunk's lowest bit.
+  const uint32_t afrag = 4 * chunk_at(arow, 2 * t);
+#pragma unroll 1
   for (int ks = 0; ks < k_steps; ++ks) {
-    tessera::cuda::linear::cp_async_wait<S - 2>();  // step ks landed (this thread's part)
-    fence_proxy_async();
-    __syncthreads();  // ... and every thread's; step ks - 1's products are done (waited below)
-    fetch(ks + S - 1);
-    const float* st = sm + (ks % S) * T::kStage;
+    tessera::cuda::tma::barrier_wait(bars + 8 * (ks % S), (ks / S) & 1);  // step ks landed
+    __syncthreads();  // every warpgroup is past step ks - 1's products (waited below): its slot is free
+    if (tid == 0 && ks + S - 1 < k_steps) fetch(ks + S - 1);
+    const uint32_t st = sbase + (ks % S) * kStageBytes;
     // Columns 8t .. 8t + 7 of rows arow, arow + 8: slice s takes columns 8t + 2s (position t) and
     // 8t + 2s + 1 (position t + 4), as slice_column orders W.
-    float v[2][8];
+    uint32_t ah[4][4], al[4][4];  // a0 (arow, t), a1 (arow + 8, t), a2 (arow, t + 4), a3 (arow + 8, t + 4)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const float4 f = *reinterpret_cast<const float4*>(st + chunk_at(arow + 8 * h, 2 * t + c));
-        v[h][4 * c] = f.x;
-        v[h][4 * c + 1] = f.y;
-        v[h][4 * c + 2] = f.z;
-        v[h][4 * c + 3] = f.w;
+      for (int c = 0; c < 2; ++c) {  // split each chunk as it lands: 4 live floats, not 16
+        const float4 f = ld_shared_f4(st + ((afrag + 1024 * h) ^ (16 * c)));
+        tessera::cuda::split_tf32(f.x, ah[2 * c][h], al[2 * c][h]);
+        tessera::cuda::split_tf32(f.y, ah[2 * c][h + 2], al[2 * c][h + 2]);
+        tessera::cuda::split_tf32(f.z, ah[2 * c + 1][h], al[2 * c + 1][h]);
+        tessera::cuda::split_tf32(f.w, ah[2 * c + 1][h + 2], al[2 * c + 1][h + 2]);
       }
-    uint32_t ah[4][4], al[4][4];
-#pragma unroll
-    for (int s = 0; s < 4; ++s) {  // a0 (arow, t), a1 (arow + 8, t), a2 (arow, t + 4), a3 (arow + 8, t + 4)
-      tessera::cuda::split_tf32(v[0][2 * s], ah[s][0], al[s][0]);
-      tessera::cuda::split_tf32(v[1][2 * s], ah[s][1], al[s][1]);
-      tessera::cuda::split_tf32(v[0][2 * s + 1], ah[s][2], al[s][2]);
-      tessera::cuda::split_tf32(v[1][2 * s + 1], ah[s][3], al[s][3]);
-    }
-    const uint64_t bh = tile_desc(smem_u32(st + T::kA)), bl = tile_desc(smem_u32(st + T::kA + T::kB));
+    const uint32_t bh = tile_desc_lo(st + kABytes), bl = tile_desc_lo(st + kABytes + kBBytes);
     pin(acc);
     wgmma_fence();
 #pragma unroll
@@ -172,15 +172,18 @@ __global__ void __launch_bounds__(Tile<WGS>::kThreads, 2)
   }
 
   // Epilogue: warp w of warpgroup wg holds rows 16 w + g (+ 8) of the group's 64; acc[4 j + 2 h + e]
-  // is (row g + 8 h, column 8 j + 2 t + e).
+  // is (row g + 8 h, column 8 j + 2 t + e). The tile's corner again from blockIdx: nothing of the
+  // loop's stays live past it.
+  const int64_t row0 = (int64_t(blockIdx.x) / p.n_tiles) * BM + arow;
+  const int col0 = int(int64_t(blockIdx.x) % p.n_tiles) * BN + 2 * t;
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) {
-    const int col = n0 + 8 * j + 2 * t;
+    const int col = col0 + 8 * j;
     if (col >= p.n) continue;  // N even: col + 1 < N too
     const float2 b = tessera::cuda::linear::bias_pair(p, col);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int64_t row = m0 + arow + 8 * h;
+      const int64_t row = row0 + 8 * h;
       if (row < p.m) tessera::cuda::linear::store_pair<RES>(p, row, col, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1], b);
     }
   }
@@ -196,7 +199,12 @@ void launch(const ops::LinearArgs& a, cudaStream_t s, const float* w_split, int 
   tessera::cuda::linear::opt_in_shared<kernel>(T::smem_bytes);
   int64_t tiles = 0;
   const Params p = tessera::cuda::linear::params_for(a, T::BM, BN, tiles);
-  kernel<<<unsigned(tiles), T::kThreads, T::smem_bytes, s>>>(p, w_split, kp);
+  if (tiles == 0) return;
+  TESSERA_CHECK(p.m <= std::numeric_limits<int32_t>::max() - T::BM, "linear: ", p.m,
+                " rows are too many for the wgmma tiles' 32-bit TMA coordinates");
+  // No K: no loads, Y is the bias (and R); the map is then never read.
+  const CUtensorMap x_map = p.k > 0 ? tessera::cuda::tma::map_2d(p.x, p.m, p.k, p.ldx, T::BM, kBK) : CUtensorMap{};
+  kernel<<<unsigned(tiles), T::kThreads, T::smem_bytes, s>>>(p, x_map, w_split, kp);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 
@@ -208,7 +216,9 @@ namespace tessera::ops::detail {
 bool linear_wgmma_eligible(const LinearArgs& a) {
   // The mma.sync kernel's operand rules (16-byte chunks of X and W along K, float2 stores of Y), on
   // a compute capability 9.0 device.
-  return linear_tf32x3_eligible(a) && cuda_compute_capability(a.Y.device.index) == 90;
+  // X's rows are TMA coordinates, 32-bit.
+  return linear_tf32x3_eligible(a) && a.X.rows <= std::numeric_limits<int32_t>::max() - 128 &&
+         cuda_compute_capability(a.Y.device.index) == 90;
 }
 
 int linear_wgmma_preferred(const LinearArgs& a, int device_index) {

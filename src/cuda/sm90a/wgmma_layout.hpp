@@ -36,6 +36,10 @@ TESSERA_WGMMA_HD constexpr uint64_t tile_desc(uint32_t addr) {
   return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
 }
 
+// Its low half, which is all that differs between tiles (the high half is a constant the wgmma
+// wrapper takes as an immediate).
+TESSERA_WGMMA_HD constexpr uint32_t tile_desc_lo(uint32_t addr) { return uint32_t(tile_desc(addr)); }
+
 // The K order inside a 32-wide step. The products only sum over k, so A and B may visit a step's
 // columns in any order they share. A's register fragment gives lane t (of 4 per row) positions t
 // and t + 4 of each k-slice of 8 (PTX "wgmma .tf32 A in registers": a0 (g, t), a1 (g + 8, t),
