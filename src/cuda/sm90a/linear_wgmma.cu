@@ -62,7 +62,8 @@ template <int WGS>
 struct Tile {
   static constexpr int BM = 64 * WGS, kThreads = 128 * WGS;
   static constexpr int kA = BM * kBK, kB = BN * kBK, kStage = kA + 2 * kB;  // floats: X, W hi, W lo
-  static constexpr int smem_bytes = kStages * kStage * int(sizeof(float)) + 1024 + 8 * kStages;  // + alignment, barriers
+  // + alignment, the stages' barriers, the tile's bias
+  static constexpr int smem_bytes = kStages * kStage * int(sizeof(float)) + 1024 + 8 * kStages + 4 * BN;
 };
 
 using wgmma_layout::chunk_at;
@@ -125,6 +126,8 @@ __global__ void __launch_bounds__(Tile<WGS>::kThreads, 2)
     for (int s = 0; s < S; ++s) tessera::cuda::tma::barrier_init(bars + 8 * s, 1);
     tessera::cuda::tma::barrier_init_fence();
   }
+  const uint32_t sbias = bars + 8 * S;  // the tile's BN bias values (zeros past N or without bias)
+  if (tid < BN) st_shared_f32(sbias + 4 * tid, p.bias && n0 + tid < p.n ? p.bias[n0 + tid] : 0.f);
   __syncthreads();
   if (tid == 0)
     for (int s = 0; s < S - 1 && s < k_steps; ++s) fetch(s);
@@ -173,18 +176,37 @@ __global__ void __launch_bounds__(Tile<WGS>::kThreads, 2)
 
   // Epilogue: warp w of warpgroup wg holds rows 16 w + g (+ 8) of the group's 64; acc[4 j + 2 h + e]
   // is (row g + 8 h, column 8 j + 2 t + e). The tile's corner again from blockIdx: nothing of the
-  // loop's stays live past it.
+  // loop's stays live past it. The bias comes from shared memory and R is read in groups of 4 j
+  // ahead of their stores: Y's stores may alias the bias and R as far as the compiler knows, so a
+  // global load after a store waits a full round trip, and one per j was 16 in a row.
   const int64_t row0 = (int64_t(blockIdx.x) / p.n_tiles) * BM + arow;
   const int col0 = int(int64_t(blockIdx.x) % p.n_tiles) * BN + 2 * t;
+  constexpr int G = 4;
 #pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
-    const int col = col0 + 8 * j;
-    if (col >= p.n) continue;  // N even: col + 1 < N too
-    const float2 b = tessera::cuda::linear::bias_pair(p, col);
+  for (int j0 = 0; j0 < BN / 8; j0 += G) {
+    float2 r[G][2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int64_t row = row0 + 8 * h;
-      if (row < p.m) tessera::cuda::linear::store_pair<RES>(p, row, col, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1], b);
+    for (int j = 0; j < G; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        r[j][h] = make_float2(0.f, 0.f);
+        const int col = col0 + 8 * (j0 + j);
+        const int64_t row = row0 + 8 * h;
+        if (RES && col < p.n && row < p.m) r[j][h] = *reinterpret_cast<const float2*>(p.r + row * p.ldr + col);
+      }
+#pragma unroll
+    for (int j = 0; j < G; ++j) {
+      const int col = col0 + 8 * (j0 + j);
+      if (col >= p.n) continue;  // N even: col + 1 < N too
+      const float2 b = ld_shared_f2(sbias + 4 * (8 * (j0 + j) + 2 * t));
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int64_t row = row0 + 8 * h;
+        const int i = 4 * (j0 + j) + 2 * h;
+        if (row < p.m)
+          *reinterpret_cast<float2*>(p.y + row * p.ldy + col) =
+              make_float2(acc[i] + b.x + r[j][h].x, acc[i + 1] + b.y + r[j][h].y);
+      }
     }
   }
 #else
