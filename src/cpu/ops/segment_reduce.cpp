@@ -18,6 +18,7 @@
 
 #include "ops/segment_reduce/backends.hpp"
 #include "prefetch.hpp"
+#include "simd.hpp"
 
 namespace tessera::ops::detail {
 namespace {
@@ -122,21 +123,7 @@ __attribute__((target("avx2"))) void fold_f32_avx2(const float* X, int64_t ldx, 
   fold_f32_lanes<kMax, 8>(X, ldx, f0, n, cols, m, acc, arg32);
 }
 
-// The widest copy this CPU runs (checked once). TESSERA_CPU_SIMD=sse2|avx2 caps it (tests compare
-// the copies; a user can rule out a suspect one).
-inline int simd_level() {
-  static const int level = [] {
-    __builtin_cpu_init();
-    int l = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-    if (const char* e = std::getenv("TESSERA_CPU_SIMD")) {
-      const std::string cap(e);
-      if (cap == "sse2") l = 0;
-      else if (cap == "avx2") l = std::min(l, 1);
-    }
-    return l;
-  }();
-  return level;
-}
+using cpu::simd_level;  // simd.hpp: the widest copy this CPU runs, TESSERA_CPU_SIMD caps it
 
 template <bool kMax, class I>
 inline void fold_narrow_f32(const float* X, int64_t ldx, int64_t f0, int64_t n, const I* cols, int64_t m,
