@@ -27,10 +27,10 @@
 //   multiprocessor, so one CTA's loads, splits and epilogue overlap the other's products.
 // - Thread 0 loads each stage with the TMA (cuda/sm90a/tma.cuh): X's box, swizzled and zero-filled
 //   by the hardware, and the W block as one 32 KB bulk copy, both counted on the stage's barrier.
-//   Before (until bench/results/h200_20261204b) every thread issued 12 cp.async a step; at 128 registers their addresses
-//   spilled inside the K loop, and ncu of the 128 x 128 tile at 2^20 x 128 -> 512 put 40% of its
-//   stall cycles on those local-memory reloads, with the tensor pipe 49% busy
-//   (bench/results/h200_20261204, section 7). With the TMA the kernel uses 122 registers, no spill.
+//   Before, every thread issued 12 cp.async a step; at 128 registers their addresses spilled inside
+//   the K loop, and ncu of the 128 x 128 tile at 2^20 x 128 -> 512 put 40% of its stall cycles on
+//   those local-memory reloads, with the tensor pipe 49% busy. With the TMA: 122 registers, no
+//   spill, 1923 -> 1635 us there (bench/results/h200_20261204b).
 //
 // Tiles: BM = 64 x WGS rows (one warpgroup per 64), BN = 128 columns (the wgmma n). Each warpgroup's
 // accumulator layout is mma.m16n8's per warp (warp w: rows 16 w + g and 16 w + g + 8; n8 block j:
