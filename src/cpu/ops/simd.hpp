@@ -20,7 +20,8 @@ namespace tessera::ops::cpu {
 inline int simd_level() {
   static const int level = [] {
     __builtin_cpu_init();
-    int l = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    int l = __builtin_cpu_supports("avx512f") ? 2 : avx2 ? 1 : 0;
     if (const char* e = std::getenv("TESSERA_CPU_SIMD")) {
       const std::string cap(e);
       if (cap == "sse2") l = 0;

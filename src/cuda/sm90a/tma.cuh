@@ -46,10 +46,11 @@ __device__ __forceinline__ void barrier_wait(uint32_t bar, uint32_t parity) {
   } while (!done);
 }
 // The box at (col, row) of `map` into shared memory at dst (1024-byte aligned for the swizzle),
-// completing `bytes` of the box on bar.
+// its bytes completing on bar (which arrive_expect_bytes told to expect them).
 __device__ __forceinline__ void load_box(uint32_t dst, const CUtensorMap& map, int col, int row, uint32_t bar) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(&map)), "r"(col), "r"(row), "r"(bar)
       : "memory");
 }
