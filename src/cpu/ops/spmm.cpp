@@ -1,7 +1,8 @@
 // CPU SpMM / SDDMM: OpenMP over rows (dynamic chunks, so power-law rows balance), SIMD over
 // features, accumulation in float (double for float64) in a per-thread row buffer that stays in
 // L1, so each X row is gathered once per edge and each Y row written once. The SpMM prefetches the
-// X row of the entry kGatherAhead positions on (prefetch.hpp).
+// X row of the entry kGatherAhead positions on (prefetch.hpp). The walks have an SSE2 and an AVX2
+// copy (spmm_walks.inl), picked at run time (simd.hpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -12,101 +13,35 @@
 
 #include "ops/spmm/variants.hpp"
 #include "prefetch.hpp"
+#include "simd.hpp"
 
 namespace tessera::ops::cpu {
 
 namespace {
-template <class T> using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-// Inline element loads: the generic half conversion lives in another translation unit and would
-// cost a call per gathered element.
-inline float load(float v) { return v; }
-inline double load(double v) { return v; }
-inline float load(bf16_t v) { return bf16_bits_to_float(v.bits); }
-inline float load(half_t v) {
-  const uint32_t h = v.bits;
-  const uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  uint32_t bits;
-  if (e == 0) {
-    const float f = float(m) * 5.9604644775390625e-8f;  // subnormal (or zero): m * 2^-24
-    return sign ? -f : f;
-  }
-  bits = e == 31 ? (sign | 0x7f800000u | (m << 13)) : (sign | ((e + 112u) << 23) | (m << 13));
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-int threads_of(const Exec& exec) { return exec.threads > 0 ? exec.threads : omp_get_max_threads(); }
-
-template <class T, class I>
-void spmm_typed(const SpmmArgs<I>& a, const Exec& exec) {
-  using W = Acc<T>;
-  const auto& A = a.A;
-  const int64_t F = a.X.cols, ldx = a.X.ld, ldy = a.Y.ld;
-  const T* __restrict X = a.X.template as<const T>();
-  T* __restrict Y = a.Y.template as<T>();
-  const W* wv = static_cast<const W*>(a.values);
-  const float* wa = A.values;
-  const W* __restrict bias = static_cast<const W*>(a.bias);
-  const int64_t nnz = A.nnz, row_bytes = F * int64_t(sizeof(T));
-#pragma omp parallel num_threads(threads_of(exec))
-  {
-    std::vector<W> buf(size_t(std::max<int64_t>(F, 1)));
-    W* __restrict acc = buf.data();
-#pragma omp for schedule(dynamic, 32)
-    for (int64_t i = 0; i < A.rows; ++i) {
-      std::fill(acc, acc + F, W(0));
-      const int64_t beg = int64_t(A.rowptr[i]), end = int64_t(A.rowptr[i + 1]);
-      for (int64_t k = beg; k < end; ++k) {
-        if (k + kGatherAhead < nnz) prefetch_row(X + int64_t(A.col[k + kGatherAhead]) * ldx, row_bytes);
-        const W w = wv ? wv[k] : wa ? W(wa[k]) : W(1);
-        const T* __restrict x = X + int64_t(A.col[k]) * ldx;
-#pragma omp simd
-        for (int64_t f = 0; f < F; ++f) acc[f] += w * W(load(x[f]));
-      }
-      T* __restrict y = Y + i * ldy;
-      if (bias) {
-#pragma omp simd
-        for (int64_t f = 0; f < F; ++f) acc[f] += bias[f];
-      }
-      if constexpr (std::is_same_v<T, W>) {
-#pragma omp simd
-        for (int64_t f = 0; f < F; ++f) y[f] = acc[f];
-      } else {
-        for (int64_t f = 0; f < F; ++f) y[f] = T(acc[f]);
-      }
-    }
-  }
-}
-
-template <class T, class I>
-void sddmm_typed(const SddmmArgs<I>& a, const Exec& exec) {
-  using W = Acc<T>;
-  const auto& A = a.A;
-  const int64_t F = a.X.cols;
-  W* dw = static_cast<W*>(a.dw);
-#pragma omp parallel for schedule(dynamic, 32) num_threads(threads_of(exec))
-  for (int64_t i = 0; i < A.rows; ++i) {
-    const T* __restrict dy = a.dY.template as<const T>() + i * a.dY.ld;
-    for (int64_t k = int64_t(A.rowptr[i]); k < int64_t(A.rowptr[i + 1]); ++k) {
-      const T* __restrict x = a.X.template as<const T>() + int64_t(A.col[k]) * a.X.ld;
-      W s = 0;
-#pragma omp simd reduction(+ : s)
-      for (int64_t f = 0; f < F; ++f) s += W(load(dy[f])) * W(load(x[f]));
-      dw[k] = s;
-    }
-  }
-}
+namespace base {
+#include "spmm_walks.inl"
+}  // namespace base
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace avx2 {
+#include "spmm_walks.inl"
+}  // namespace avx2
+#pragma GCC pop_options
 }  // namespace
 
 template <class I>
 void spmm(const SpmmArgs<I>& a, const Exec& exec) {
-  TESSERA_DISPATCH_FLOAT(a.X.dtype, T, [&] { spmm_typed<T>(a, exec); });
+  TESSERA_DISPATCH_FLOAT(a.X.dtype, T, [&] {
+    if (simd_level() >= 1) return avx2::spmm_typed<T>(a, exec);
+    base::spmm_typed<T>(a, exec);
+  });
 }
 template <class I>
 void sddmm(const SddmmArgs<I>& a, const Exec& exec) {
-  TESSERA_DISPATCH_FLOAT(a.X.dtype, T, [&] { sddmm_typed<T>(a, exec); });
+  TESSERA_DISPATCH_FLOAT(a.X.dtype, T, [&] {
+    if (simd_level() >= 1) return avx2::sddmm_typed<T>(a, exec);
+    base::sddmm_typed<T>(a, exec);
+  });
 }
 
 template void spmm<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
