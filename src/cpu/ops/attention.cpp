@@ -11,11 +11,8 @@
 // Results are bitwise the same for any thread count (at one SIMD width, below): rows are computed
 // sequentially by one thread, and datt sums per-chunk partials in chunk order.
 //
-// The walks are compiled twice (attention_walks.inl): for baseline x86-64 (SSE2) and for AVX2 with
-// FMA, picked at run time (cpu::simd_level, TESSERA_CPU_SIMD caps it). The AVX2 copy lives in its
-// own namespace under a GCC target pragma, so only its functions (and the OpenMP regions outlined
-// from them) are AVX2 code; templates from the standard library stay baseline. A translation unit
-// built with -mavx2 instead could lend its AVX2 copies of shared inline functions to everybody.
+// The walks (attention_walks.inl) are compiled in an SSE2 and an AVX2 copy (simd_copies.inl),
+// picked at run time (simd.hpp; TESSERA_CPU_SIMD caps it). GATv2's walks gain ~24%.
 #include <omp.h>
 
 #include <algorithm>
@@ -29,17 +26,9 @@
 
 namespace tessera::ops::detail {
 namespace {
-namespace base {
-#include "attention_walks.inl"
-}  // namespace base
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-namespace avx2 {
-#include "attention_walks.inl"
-}  // namespace avx2
-#pragma GCC pop_options
+#define TESSERA_SIMD_WALKS "attention_walks.inl"
+#include "simd_copies.inl"
 }  // namespace
-
 
 template <class I>
 void build_attention_transpose_cpu(const CsrView<I>& A, I* colptr, I* row, I* perm) {
@@ -57,17 +46,11 @@ void build_attention_transpose_cpu(const CsrView<I>& A, I* colptr, I* row, I* pe
 
 template <class I>
 void attention_forward_cpu(const AttentionArgs<I>& a, const Exec& exec) {
-  TESSERA_DISPATCH_FLOAT(a.query.dtype, T, [&] {
-    if (cpu::simd_level() >= 1) return avx2::forward<T, I>(a, exec);
-    base::forward<T, I>(a, exec);
-  });
+  TESSERA_DISPATCH_FLOAT(a.query.dtype, T, [&] { TESSERA_SIMD_CALL(forward<T, I>(a, exec)); });
 }
 template <class I>
 void attention_backward_cpu(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmetric_path) {
-  TESSERA_DISPATCH_FLOAT(b.fwd.query.dtype, T, [&] {
-    if (cpu::simd_level() >= 1) return avx2::backward<T, I>(b, exec, symmetric_path);
-    base::backward<T, I>(b, exec, symmetric_path);
-  });
+  TESSERA_DISPATCH_FLOAT(b.fwd.query.dtype, T, [&] { TESSERA_SIMD_CALL(backward<T, I>(b, exec, symmetric_path)); });
 }
 
 #define TESSERA_INSTANTIATE(I)                                                                    \

@@ -1,6 +1,6 @@
 // The attention CPU walks (forward; backward's targets and sources passes) and their helpers, the
-// body of cpu/ops/attention.cpp. Included there twice, into namespaces base and avx2, the second
-// under `#pragma GCC target("avx2,fma")`: see that file. No includes here; only definitions.
+// body of cpu/ops/attention.cpp, which compiles them in an SSE2 and an AVX2 copy through
+// simd_copies.inl. Definitions only, no includes.
 
 template <class T, class Acc>
 inline void load(Acc* __restrict dst, const T* __restrict src, int64_t C) {

@@ -9,7 +9,8 @@
 // built with -mavx2: inline functions and templates instantiated in such a unit are emitted as AVX2
 // code under the same (COMDAT) symbol as the baseline copy, and the linker may keep the AVX2 one
 // for everybody, which faults on older CPUs. With the attribute only the functions that carry it
-// are AVX2 code. Users: segment_reduce.cpp (fold_f32_avx2, fold_f32_avx512), attention.cpp.
+// are AVX2 code. Users: segment_reduce.cpp (fold_f32_avx2, fold_f32_avx512, attributes), and the
+// attention and SpMM walks (simd_copies.inl compiles a walks file in both copies).
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -33,4 +34,10 @@ inline int simd_level() {
 }
 
 }  // namespace tessera::ops::cpu
+
+// Calls the widest copy of a function that simd_copies.inl compiled: TESSERA_SIMD_CALL(f<T>(x, y))
+// runs avx2::f<T>(x, y) where the CPU has AVX2 and FMA (and TESSERA_CPU_SIMD allows it), else
+// base::f<T>(x, y).
+#define TESSERA_SIMD_CALL(...) \
+  (::tessera::ops::cpu::simd_level() >= 1 ? avx2::__VA_ARGS__ : base::__VA_ARGS__)
 

@@ -2,7 +2,7 @@
 // features, accumulation in float (double for float64) in a per-thread row buffer that stays in
 // L1, so each X row is gathered once per edge and each Y row written once. The SpMM prefetches the
 // X row of the entry kGatherAhead positions on (prefetch.hpp). The walks have an SSE2 and an AVX2
-// copy (spmm_walks.inl), picked at run time (simd.hpp).
+// copy (spmm_walks.inl through simd_copies.inl), picked at run time (simd.hpp).
 #include <omp.h>
 
 #include <algorithm>
@@ -18,30 +18,17 @@
 namespace tessera::ops::cpu {
 
 namespace {
-namespace base {
-#include "spmm_walks.inl"
-}  // namespace base
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-namespace avx2 {
-#include "spmm_walks.inl"
-}  // namespace avx2
-#pragma GCC pop_options
+#define TESSERA_SIMD_WALKS "spmm_walks.inl"
+#include "simd_copies.inl"
 }  // namespace
 
 template <class I>
 void spmm(const SpmmArgs<I>& a, const Exec& exec) {
-  TESSERA_DISPATCH_FLOAT(a.X.dtype, T, [&] {
-    if (simd_level() >= 1) return avx2::spmm_typed<T>(a, exec);
-    base::spmm_typed<T>(a, exec);
-  });
+  TESSERA_DISPATCH_FLOAT(a.X.dtype, T, [&] { TESSERA_SIMD_CALL(spmm_typed<T>(a, exec)); });
 }
 template <class I>
 void sddmm(const SddmmArgs<I>& a, const Exec& exec) {
-  TESSERA_DISPATCH_FLOAT(a.X.dtype, T, [&] {
-    if (simd_level() >= 1) return avx2::sddmm_typed<T>(a, exec);
-    base::sddmm_typed<T>(a, exec);
-  });
+  TESSERA_DISPATCH_FLOAT(a.X.dtype, T, [&] { TESSERA_SIMD_CALL(sddmm_typed<T>(a, exec)); });
 }
 
 template void spmm<int32_t>(const SpmmArgs<int32_t>&, const Exec&);

@@ -1,6 +1,6 @@
-// The CPU SpMM and SDDMM row walks, the body of cpu/ops/spmm.cpp: included there twice, into
-// namespaces base and avx2, the second under `#pragma GCC target("avx2,fma")` (as
-// attention_walks.inl). No includes here; only definitions.
+// The CPU SpMM and SDDMM row walks, the body of cpu/ops/spmm.cpp, which compiles them in an SSE2
+// and an AVX2 copy through simd_copies.inl. Definitions only, no includes.
+
 template <class T> using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // Inline element loads: the generic half conversion lives in another translation unit and would
