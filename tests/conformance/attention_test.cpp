@@ -896,6 +896,24 @@ TEST(AttentionCuda, DropoutSymmetricAndHeavyRowsMatchReference) {
   }
 }
 
+// The forward's schedule on a walk of many items per warp: grabs of several nodes
+// (for_each_item's kItemsPerGrab; the other tests' small graphs take one node per grab) and the
+// index windows over rows longer than one window (32 / EPW steps), with heavy rows.
+TEST(AttentionCuda, LargeWalkMatchesReference) {
+  TESSERA_REQUIRE_CUDA();
+  const uint64_t seed = tessera::testing::seed();
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
+    Case c;
+    c.kind = kind;
+    c.H = 4;
+    c.C = 32;  // 8 lanes per entry: windows of 8 steps
+    c.out_bias = true;
+    // 60K targets x 4 heads: more than 16 items per resident warp on any current GPU.
+    Problem<int32_t> P(c, nasty_graph<int32_t>(60000, 20000, 12, 5000, seed), seed);
+    check_cuda(P, describe(c) + " large walk seed " + std::to_string(seed));
+  }
+}
+
 // Edge features on CUDA: every dtype, exact (vectorized) and generic widths, strided rows,
 // dropout, a heavy row (block walk), int32 and int64. H*C x D = 600 x 16 is past the shared-memory
 // staging of W and of the dedge_weight slots, so the global-memory paths run too. That width runs
