@@ -896,9 +896,8 @@ TEST(AttentionCuda, DropoutSymmetricAndHeavyRowsMatchReference) {
   }
 }
 
-// The forward's schedule on a walk of many items per warp: grabs of several nodes
-// (for_each_item's kItemsPerGrab; the other tests' small graphs take one node per grab) and the
-// index windows over rows longer than one window (32 / EPW steps), with heavy rows.
+// A walk of many items per resident warp (the other tests' graphs give most warps one grab or
+// none): the work queue's grabs of several nodes, rows of a few hundred entries and heavy rows.
 TEST(AttentionCuda, LargeWalkMatchesReference) {
   TESSERA_REQUIRE_CUDA();
   const uint64_t seed = tessera::testing::seed();

@@ -169,7 +169,6 @@ struct Params {  // the layer kind is the kernels' template flag GAT, not a fiel
   const int64_t* heavy_list = nullptr;  // null: no heavy phase
   const int* heavy_count = nullptr;
   unsigned* queue = nullptr;           // next heavy item, next light grab (zeroed before the launch)
-  int per_grab = 4;                    // light items a warp takes from the queue at a time (for_each_item)
 };
 
 template <class T, class I, class Acc>
@@ -308,29 +307,24 @@ __device__ __forceinline__ void flush_edge_weight_grad(const Params<T, I, Acc>& 
     }
 }
 
-// Light items a warp takes from the queue at a time (consecutive nodes, one head). On large walks
-// kItemsPerGrab: few enough that the last grabs even out the warps' finishing times (a light item
-// is at most the heavy threshold of entries), many enough that the queue's one counter sees a grab
-// per 4 items (R-MAT 2^20, 4 heads: 1M grabs over ~10 ms). On walks of fewer than
-// kSmallWalkItemsPerWarp items per resident warp (Cora) one: a warp's 4 nodes are walked one after
-// the other, so there its grab, not the average share, was the kernel's critical path.
+// Light items a warp takes from the queue at a time (consecutive nodes, one head): few enough that
+// the last grabs even out the warps' finishing times (a light item is at most the heavy threshold
+// of entries), many enough that the queue's one counter sees a grab per 4 items (R-MAT 2^20, 4
+// heads: 1M grabs over ~10 ms).
 constexpr int kItemsPerGrab = 4;
-constexpr int64_t kSmallWalkItemsPerWarp = 16;
-static_assert(kItemsPerGrab < 32, "for_each_item reads a grab's items + 1 row bounds with one lane each");
+static_assert(kItemsPerGrab < 32, "for_each_item reads a grab's kItemsPerGrab + 1 row bounds with one lane each");
 
 // Calls body(heavy, node, h, begin, end, first, step) for the items this warp takes part in. The
 // blocks are persistent and take their work from two counters: first the heavy items (nodes above
 // the heavy threshold, one (node, head) per block at a time, the block's warps each starting at
-// their own offset), then the light ones (per_grab nodes of one head per warp at a time,
+// their own offset), then the light ones (kItemsPerGrab nodes of one head per warp at a time,
 // heavy nodes skipped). A static split by item index left the SMs idle 35-37% of the light
 // kernels' time on R-MAT (ncu: SM active cycles 63% of elapsed; one warp's share of a
 // heavy-tailed degree sequence is uneven), and a separate heavy launch ran at 2 blocks per SM after
 // the light one instead of alongside it. Items go head by head, so a warp's head rarely changes
 // (the edge kernels' dedge_weight slots hold one head). Which warp runs an item does not change
 // its arithmetic: results do not depend on the schedule.
-// SMALL_GRABS: the grab size is p.per_grab (the forward), else kItemsPerGrab (the backward passes, at
-// their register bound: a run-time grab size cost them spills).
-template <int EPW, bool SMALL_GRABS = false, class P, class F>
+template <int EPW, class P, class F>
 __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
   __shared__ unsigned next_heavy;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
@@ -347,15 +341,14 @@ __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
       body(true, node, int(it / count), b, e, b + int64_t(warp) * EPW, int64_t(nwarps) * EPW);
     }
   }
-  const int per_grab = SMALL_GRABS ? p.per_grab : kItemsPerGrab;
-  const unsigned per_head = unsigned((p.nodes + per_grab - 1) / per_grab), n = per_head * unsigned(p.H);
+  const unsigned per_head = unsigned((p.nodes + kItemsPerGrab - 1) / kItemsPerGrab), n = per_head * unsigned(p.H);
   unsigned c = __shfl_sync(kFull, lane == 0 ? atomicAdd(&p.queue[1], 1u) : 0u, 0);
   while (c < n) {
     // The next grab is in flight while this one runs (its value is first read by the shuffle).
     const unsigned next = lane == 0 ? atomicAdd(&p.queue[1], 1u) : 0u;
     const int h = int(c / per_head);
-    const int64_t node0 = int64_t(c % per_head) * per_grab;
-    const int64_t node1 = node0 + per_grab < p.nodes ? node0 + per_grab : p.nodes;
+    const int64_t node0 = int64_t(c % per_head) * kItemsPerGrab;
+    const int64_t node1 = node0 + kItemsPerGrab < p.nodes ? node0 + kItemsPerGrab : p.nodes;
     // The grab's row bounds in one load (lane l holds ptr[node0 + l]) and shuffles, not a load of
     // ptr ahead of each node's walk: forward 1-5% faster on the 2^20-node graphs, backward flat
     // (H200, bench/results/h200_20261204; the kernels are issue-bound, so a saved load counts
@@ -371,29 +364,6 @@ __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
     c = __shfl_sync(kFull, next, 0);
   }
 }
-
-// The column indices of an item's walk, a window at a time: lane l holds the entry of step
-// k0 + l / EPW for group l % EPW, so one load (coalesced on light items) serves the next 32 / EPW
-// steps, and a step's row gather waits for one round trip instead of two (its index, then the
-// row) on the latency-bound walks.
-template <int EPW, class I>
-struct IndexWindow {
-  static constexpr int kSteps = 32 / EPW;
-  int64_t next;  // this lane's entry in the next window
-  I held = 0;
-  __device__ __forceinline__ IndexWindow(int64_t first, int64_t step)
-      : next(first + int64_t((threadIdx.x & 31) / EPW) * step + (threadIdx.x & 31) % EPW) {}
-  // Step k's index for group g (0 past the end). Every lane of the warp calls it, for k = 0, 1, ...
-  // in turn (k is a step of one warp's walk: below 2^31, launch_items checks).
-  __device__ __forceinline__ I at(const I* idx, int64_t step, int64_t end, int k, int g) {
-    const int slot = k % kSteps;
-    if (slot == 0) {
-      held = next < end ? idx[next] : I(0);
-      next += kSteps * step;
-    }
-    return __shfl_sync(kFull, held, slot * EPW + g);
-  }
-};
 
 // Sums a per-warp vector over the block's warps through shared memory (heavy mode); every warp
 // ends with the total. scratch holds nwarps * LPE*CPT accumulators.
@@ -431,7 +401,7 @@ forward_kernel(const Params<T, I, Acc> p) {
     wt = stage_edge_weight<CPT>(p, smem, false, unused);
     smem += edge_smem_elems<CPT>(p, false);
   }
-  for_each_item<EPW, true>(p, [&](bool heavy, int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
+  for_each_item<EPW>(p, [&](bool heavy, int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
     Acc qr[CPT], ar[CPT];
     load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
     zero(ar);
@@ -443,11 +413,9 @@ forward_kernel(const Params<T, I, Acc> p) {
     // Software pipeline: a group loads the source rows of its next entry (key, and the
     // Transformer's value with it) before it reduces this entry's logit, so two entries' gathers
     // are in flight per group instead of one, and the value no longer waits for the logit.
-    // The indices come from an IndexWindow: fetch(k, e) loads step k's rows (entry e; every lane calls it).
-    IndexWindow<EPW, I> win(first, step);
-    auto fetch = [&](int k, int64_t e, Acc (&kr)[CPT], Acc (&vr)[CPT]) {  // step k, entry e
-      const int64_t j = win.at(p.idx, step, end, k, g);
+    auto fetch = [&](int64_t e, Acc (&kr)[CPT], Acc (&vr)[CPT]) {
       if (e < end) {
+        const int64_t j = p.idx[e];
         load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
         if (!GAT) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
       } else {
@@ -456,13 +424,12 @@ forward_kernel(const Params<T, I, Acc> p) {
       }
     };
     Acc kr[CPT], vr[CPT];
-    fetch(0, first + g, kr, vr);
-    int k = 0;
+    fetch(first + g, kr, vr);
     for (int64_t e0 = first; e0 < end; e0 += step) {
       const int64_t e = e0 + g;
       const bool valid = e < end;
       Acc kn[CPT], vn[CPT], eh[CPT];
-      fetch(++k, e + step, kn, vn);
+      fetch(e + step, kn, vn);
       zero(eh);
       if constexpr (EDGE) project_edge<LPE>(eh, p, wt, e, valid, h, c0);
       Acc ke[CPT];  // the logit's source operand: key (+ eh)

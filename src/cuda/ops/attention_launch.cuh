@@ -18,13 +18,10 @@ namespace tessera::ops::cuda_attention {
 // critical path: one warp walks it a group step (two entries at C = 64) per gather latency, so on
 // Cora (10.5K entries, one node with 168) the forward took 41 us on the H200 where its other
 // entries needed a few. There the threshold follows a warp's fair share of the walk instead,
-// kHeavyShares x entries x heads / (SMs x 64), and at least kMinHeavyThreshold. The f32 kernels
-// keep 32 warps resident per SM (16 at 8 channels per lane), so 2 shares of 64 are about one
-// warp's real share; at 4 shares PubMed's 172-entry node stayed light at 4 heads (threshold 205
-// entries) and its walk, 86 steps of two entries, was longer than any warp's share (51 steps).
+// kHeavyShares x entries x heads / (SMs x 64 resident warps), and at least kMinHeavyThreshold.
 constexpr int64_t kMaxHeavyThreshold = 1024;
 constexpr int64_t kMinHeavyThreshold = 32;
-constexpr int64_t kHeavyShares = 2;
+constexpr int64_t kHeavyShares = 4;
 // Largest W (and dedge_weight partial) of the edge kernels staged in shared memory; larger ones
 // are read from (and added into) global memory.
 constexpr int64_t kEdgeSmemBytes = 32 * 1024;
@@ -97,12 +94,10 @@ template <class I>
 struct Schedule {
   static constexpr size_t kHeader = 4 * sizeof(unsigned);
   int64_t threshold;
-  int64_t nnz;
   bool heavy = false;
   Scratch mem;
   Schedule(const Exec& exec, const I* ptr, int64_t nodes, int64_t nnz, int64_t heads, cudaStream_t s)
       : threshold(heavy_threshold(nnz, heads)),
-        nnz(nnz),
         heavy(nnz > threshold && nodes > 0),
         mem(exec, kHeader + (heavy ? sizeof(int64_t) * size_t(std::min(nodes, nnz / (threshold + 1) + 1)) : 0)) {
     TESSERA_CUDA_CHECK(cudaMemsetAsync(mem.get(), 0, kHeader, s));
@@ -119,8 +114,7 @@ struct Schedule {
 // Launches a kernel's persistent blocks (as many as fit on the device at once, fewer for small
 // walks): the heavy items first, then the light ones (for_each_item).
 template <class P, class K, class I>
-void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, size_t smem_heavy, cudaStream_t s,
-                  bool small_grabs = false) {
+void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, size_t smem_heavy, cudaStream_t s) {
   const int64_t items = p.nodes * p.H;
   if (items == 0) return;
   const int threads = kWarpsPerBlock * 32;
@@ -133,17 +127,13 @@ void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, si
   p.heavy_list = sched.heavy ? sched.list() : nullptr;
   p.heavy_count = sched.heavy ? sched.count() : nullptr;
   p.queue = sched.queue();
-  const int64_t sms = cuda_multiprocessors();
-  const int64_t blocks =
-      std::min<int64_t>((items + kWarpsPerBlock - 1) / kWarpsPerBlock, sms * std::max(per_sm, 1));
-  p.per_grab = small_grabs && items < kSmallWalkItemsPerWarp * blocks * kWarpsPerBlock ? 1 : kItemsPerGrab;
   // The counters are 32-bit: every grab, and the one past the end each warp makes, must fit.
-  const int64_t grabs = (p.nodes + p.per_grab - 1) / p.per_grab * p.H;
+  const int64_t grabs = (p.nodes + kItemsPerGrab - 1) / kItemsPerGrab * p.H;
+  const int64_t sms = cuda_multiprocessors();
   TESSERA_CHECK(grabs + sms * 128 < (int64_t(1) << 32), "attention (cuda): ", p.nodes, " nodes x ", p.H,
                 " heads is more work items than the 32-bit schedule holds");
-  // A warp's steps along one walk are counted in 32 bits (IndexWindow): at most nnz / kWarpsPerBlock.
-  TESSERA_CHECK(sched.nnz / kWarpsPerBlock < (int64_t(1) << 31), "attention (cuda): ", sched.nnz,
-                " entries is more than the 32-bit step counter of a heavy walk holds");
+  const int64_t blocks =
+      std::min<int64_t>((items + kWarpsPerBlock - 1) / kWarpsPerBlock, sms * std::max(per_sm, 1));
   kernel<<<unsigned(blocks), threads, smem, s>>>(p);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
@@ -207,7 +197,7 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
     const size_t smem_heavy = edge_bytes + sizeof(Acc) * size_t(kWarpsPerBlock) * (2 + LPE * CPT);
     with_kind(a.kind, [&](auto gat) {
       launch_items(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value, EDGE, decltype(gat)::value>, p, sched,
-                   edge_bytes, smem_heavy, s, /*small_grabs=*/true);
+                   edge_bytes, smem_heavy, s);
     });
   });
 }
