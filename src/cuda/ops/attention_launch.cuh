@@ -19,9 +19,14 @@ namespace tessera::ops::cuda_attention {
 // Cora (10.5K entries, one node with 168) the forward took 41 us on the H200 where its other
 // entries needed a few. There the threshold follows a warp's fair share of the walk instead,
 // kHeavyShares x entries x heads / (SMs x 64 resident warps), and at least kMinHeavyThreshold.
+// One share: on PubMed (the only benchmark graph whose threshold falls between the bounds) 4
+// shares kept its 172-entry node light at 4 heads (threshold 205), one warp walking it 86 steps;
+// fixed thresholds of 51 and 102 entries took the forward's GPU time from 143 to 134-135 us (GATv2
+// 4x64), 355 to 333 (GATv2 8x128) and 522 to 491-497 (Transformer 8x128), 2x256 flat (H200,
+// bench/results/h200_20261204c).
 constexpr int64_t kMaxHeavyThreshold = 1024;
 constexpr int64_t kMinHeavyThreshold = 32;
-constexpr int64_t kHeavyShares = 4;
+constexpr int64_t kHeavyShares = 1;
 // Largest W (and dedge_weight partial) of the edge kernels staged in shared memory; larger ones
 // are read from (and added into) global memory.
 constexpr int64_t kEdgeSmemBytes = 32 * 1024;
