@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/ops/mma_fragments.hpp"
@@ -905,12 +906,44 @@ TEST(AttentionCuda, LargeWalkMatchesReference) {
     Case c;
     c.kind = kind;
     c.H = 4;
-    c.C = 32;  // 8 lanes per entry: windows of 8 steps
+    c.C = 32;  // 8 lanes per entry, 4 entries per step; 4 heads: not a head group (8 at C = 32)
     c.out_bias = true;
     // 60K targets x 4 heads: more than 16 items per resident warp on any current GPU.
     Problem<int32_t> P(c, nasty_graph<int32_t>(60000, 20000, 12, 5000, seed), seed);
     check_cuda(P, describe(c) + " large walk seed " + std::to_string(seed));
   }
+}
+
+// The forward's head groups (an item of 256 channels: 8, 4 or 2 heads of C = 32, 64, 128; H = 8 at
+// C = 64 makes two groups per target): every 16/32-bit dtype, attention weights, dropout, the
+// bias, both index types, and heavy rows, whose block merge keeps a softmax state per head.
+TEST(AttentionCuda, HeadGroupsMatchReference) {
+  TESSERA_REQUIRE_CUDA();
+  const uint64_t seed = tessera::testing::seed();
+  const std::pair<int64_t, int64_t> shapes[] = {{8, 32}, {4, 64}, {8, 64}, {2, 128}};
+  int n = 0;
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
+    for (DType t : {DType::f32, DType::f16, DType::bf16})
+      for (const auto& [H, C] : shapes) {
+        if (tessera::testing::small_run() && t == DType::f16) continue;  // under the sanitizers
+        Case c;
+        c.kind = kind;
+        c.dtype = t;
+        c.H = H;
+        c.C = C;
+        const uint64_t s = seed + uint64_t(++n);
+        c.out_bias = n % 2 == 0;
+        c.dropout = n % 3 == 0 ? 0.25 : 0.0;
+        c.dropout_seed = s;
+        const std::string what = describe(c) + " seed " + std::to_string(s);
+        if (n % 2) {
+          Problem<int32_t> P(c, nasty_graph<int32_t>(700, 500, 9, 3000, s), s);
+          check_cuda(P, what + " i32");
+        } else {
+          Problem<int64_t> P(c, nasty_graph<int64_t>(500, 700, 40, 3000, s), s);
+          check_cuda(P, what + " i64");
+        }
+      }
 }
 
 // Edge features on CUDA: every dtype, exact (vectorized) and generic widths, strided rows,

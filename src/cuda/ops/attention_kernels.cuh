@@ -324,12 +324,14 @@ static_assert(kItemsPerGrab < 32, "for_each_item reads a grab's kItemsPerGrab + 
 // the light one instead of alongside it. Items go head by head, so a warp's head rarely changes
 // (the edge kernels' dedge_weight slots hold one head). Which warp runs an item does not change
 // its arithmetic: results do not depend on the schedule.
-template <int EPW, class P, class F>
+// An item spans HG heads (the forward's head groups, forward_kernel); body gets the group's index.
+template <int EPW, int HG = 1, class P, class F>
 __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
   __shared__ unsigned next_heavy;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const unsigned groups = unsigned(p.H / HG);
   if (p.heavy_list) {
-    const unsigned count = unsigned(*p.heavy_count), n = count * unsigned(p.H);
+    const unsigned count = unsigned(*p.heavy_count), n = count * groups;
     for (;;) {
       if (threadIdx.x == 0) next_heavy = atomicAdd(&p.queue[0], 1u);
       __syncthreads();
@@ -341,7 +343,7 @@ __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
       body(true, node, int(it / count), b, e, b + int64_t(warp) * EPW, int64_t(nwarps) * EPW);
     }
   }
-  const unsigned per_head = unsigned((p.nodes + kItemsPerGrab - 1) / kItemsPerGrab), n = per_head * unsigned(p.H);
+  const unsigned per_head = unsigned((p.nodes + kItemsPerGrab - 1) / kItemsPerGrab), n = per_head * groups;
   unsigned c = __shfl_sync(kFull, lane == 0 ? atomicAdd(&p.queue[1], 1u) : 0u, 0);
   while (c < n) {
     // The next grab is in flight while this one runs (its value is first read by the shuffle).
@@ -385,15 +387,25 @@ __device__ __forceinline__ void block_sum(Acc (&r)[CPT], Acc* scratch) {
 
 // ---------------------------------------------------------------------------------------------
 // Forward: out, lse (and alpha when asked) per (target, head).
-template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT>
+//
+// Head groups (HG > 1; no edge features, exact vectorized rows): an item is (target, HG
+// consecutive heads), the group's LPE lanes span the HG heads' rows (HG * C = LPE * CPT channels,
+// contiguous in q, k, v, att and out) and each head's logit is summed over its SEG = LPE / HG
+// lanes. A step then gathers one entry's rows for all HG heads, where one head per item walked
+// the entry list (indices, row bounds, softmax bookkeeping, the groups' merge) H times, two
+// entries of one head per step at C = 64: on a grid (5 entries per row) 3 steps of which one half
+// idle, per head. The online-softmax state (m, s) is per lane, so per head as it is.
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT, int HG = 1>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::forward>()))
 forward_kernel(const Params<T, I, Acc> p) {
-  constexpr int EPW = 32 / LPE, CP = LPE * CPT;
+  static_assert(HG == 1 || (!EDGE && VEC && LPE % HG == 0), "head groups: exact rows without edge features");
+  constexpr int EPW = 32 / LPE, CP = LPE * CPT, SEG = LPE / HG;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* smem = reinterpret_cast<Acc*>(smem_raw);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane / LPE, c0 = (lane % LPE) * CPT;
-  const int C = p.C;
+  const int C = p.C * HG;                  // channels of an item (its heads' rows side by side)
+  const int hl = (lane % LPE) / SEG;       // this lane's head within the item
   const Acc ninf = neg_inf<Acc>();
   const Acc* wt = nullptr;
   if constexpr (EDGE) {
@@ -401,13 +413,15 @@ forward_kernel(const Params<T, I, Acc> p) {
     wt = stage_edge_weight<CPT>(p, smem, false, unused);
     smem += edge_smem_elems<CPT>(p, false);
   }
-  for_each_item<EPW>(p, [&](bool heavy, int64_t i, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
+  for_each_item<EPW, HG>(p, [&](bool heavy, int64_t i, int hg, int64_t b, int64_t end, int64_t first,
+                               int64_t step) {
+    const int h = hg * HG + hl;  // the lane's head (hg: the item's head group)
     Acc qr[CPT], ar[CPT];
-    load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
+    load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(hg) * C, c0, C);
     zero(ar);
     if (GAT)
 #pragma unroll
-      for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
+      for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[hg * C + c0 + t] : Acc(0);
     Acc m = ninf, s = 0, acc[CPT];
     zero(acc);
     // Software pipeline: a group loads the source rows of its next entry (key, and the
@@ -416,8 +430,8 @@ forward_kernel(const Params<T, I, Acc> p) {
     auto fetch = [&](int64_t e, Acc (&kr)[CPT], Acc (&vr)[CPT]) {
       if (e < end) {
         const int64_t j = p.idx[e];
-        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
-        if (!GAT) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
+        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(hg) * C, c0, C);
+        if (!GAT) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(hg) * C, c0, C);
       } else {
         zero(kr);
         zero(vr);
@@ -435,7 +449,7 @@ forward_kernel(const Params<T, I, Acc> p) {
       Acc ke[CPT];  // the logit's source operand: key (+ eh)
 #pragma unroll
       for (int t = 0; t < CPT; ++t) ke[t] = EDGE ? kr[t] + eh[t] : kr[t];  // (x + 0 is not x for x = -0)
-      Acc l = group_sum<LPE>(logit_part<GAT>(qr, ke, ar, p.slope));
+      Acc l = group_sum<SEG>(logit_part<GAT>(qr, ke, ar, p.slope));
       if (!GAT) l *= p.scale;
       if (valid) {
         if (l > m) {  // new running max: rescale what was accumulated
@@ -476,21 +490,24 @@ forward_kernel(const Params<T, I, Acc> p) {
       m = mn;
     }
     if (heavy) {  // merge the warps' states; every warp computes the block's state
-      const int nwarps = blockDim.x >> 5;
-      Acc* ms = smem;                       // 2 per warp
-      Acc* as = smem + 2 * nwarps;          // CP per warp
-      if (g == 0)
+      const int nwarps = blockDim.x >> 5, r = lane % LPE;
+      Acc* ms = smem;                       // (m, s) per warp and group lane (per head: lanes agree)
+      Acc* as = smem + 2 * nwarps * LPE;    // CP per warp
+      if (g == 0) {
 #pragma unroll
         for (int t = 0; t < CPT; ++t) as[warp * CP + c0 + t] = acc[t];
-      if (lane == 0) { ms[2 * warp] = m; ms[2 * warp + 1] = s; }
+        ms[2 * (warp * LPE + r)] = m;
+        ms[2 * (warp * LPE + r) + 1] = s;
+      }
       __syncthreads();
       Acc M = ninf;
-      for (int w = 0; w < nwarps; ++w) M = ms[2 * w] > M ? ms[2 * w] : M;
+      for (int w = 0; w < nwarps; ++w) M = ms[2 * (w * LPE + r)] > M ? ms[2 * (w * LPE + r)] : M;
       s = 0;
       zero(acc);
       for (int w = 0; w < nwarps; ++w) {
-        const Acc c = ms[2 * w] == ninf ? Acc(0) : dexp(ms[2 * w] - M);
-        s += ms[2 * w + 1] * c;
+        const Acc mw = ms[2 * (w * LPE + r)];
+        const Acc c = mw == ninf ? Acc(0) : dexp(mw - M);
+        s += ms[2 * (w * LPE + r) + 1] * c;
 #pragma unroll
         for (int t = 0; t < CPT; ++t) acc[t] += as[w * CP + c0 + t] * c;
       }
@@ -502,28 +519,28 @@ forward_kernel(const Params<T, I, Acc> p) {
 #pragma unroll
     for (int t = 0; t < CPT; ++t) acc[t] *= inv;
     if (p.out_bias) {  // the layer's bias, added before the one rounding to T
-      const Acc* b = p.out_bias + int64_t(h) * C;
+      const Acc* b = p.out_bias + int64_t(hg) * C;
 #pragma unroll
       for (int t = 0; t < CPT; ++t) acc[t] += c0 + t < C ? b[c0 + t] : Acc(0);
     }
-    if (writer && g == 0) store_row<T, Acc, CPT, VEC>(p.out + i * p.ldo + int64_t(h) * C, acc, c0, C);
+    if (writer && g == 0) store_row<T, Acc, CPT, VEC>(p.out + i * p.ldo + int64_t(hg) * C, acc, c0, C);
     const Acc lse_i = s > 0 ? m + dlog(s) : ninf;
-    if (writer && lane == 0 && p.lse) p.lse[i * p.H + h] = lse_i;
+    if (writer && g == 0 && lane % SEG == 0 && p.lse) p.lse[i * p.H + h] = lse_i;
     if (p.alpha) {  // second walk, only when the attention weights are asked for
       for (int64_t e0 = first; e0 < end; e0 += step) {
         const int64_t e = e0 + g;
         const bool valid = e < end;
         Acc kr[CPT], eh[CPT];
         zero(eh);
-        if (valid) load_row<T, Acc, CPT, VEC>(kr, p.k + int64_t(p.idx[e]) * p.ldk + int64_t(h) * C, c0, C);
+        if (valid) load_row<T, Acc, CPT, VEC>(kr, p.k + int64_t(p.idx[e]) * p.ldk + int64_t(hg) * C, c0, C);
         else zero(kr);
         if constexpr (EDGE) project_edge<LPE>(eh, p, wt, e, valid, h, c0);
         if constexpr (EDGE)
 #pragma unroll
           for (int t = 0; t < CPT; ++t) kr[t] += eh[t];
-        Acc l = group_sum<LPE>(logit_part<GAT>(qr, kr, ar, p.slope));
+        Acc l = group_sum<SEG>(logit_part<GAT>(qr, kr, ar, p.slope));
         if (!GAT) l *= p.scale;
-        if (valid && lane % LPE == 0) {
+        if (valid && lane % SEG == 0) {
           Acc a = dexp(l - lse_i);
           if (p.alpha_after_dropout) a *= dropout_factor(p, e, h);
           p.alpha[e * p.H + h] = a;

@@ -117,10 +117,12 @@ struct Schedule {
 };
 
 // Launches a kernel's persistent blocks (as many as fit on the device at once, fewer for small
-// walks): the heavy items first, then the light ones (for_each_item).
+// walks): the heavy items first, then the light ones (for_each_item). An item spans
+// heads_per_item heads (the forward's head groups).
 template <class P, class K, class I>
-void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, size_t smem_heavy, cudaStream_t s) {
-  const int64_t items = p.nodes * p.H;
+void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, size_t smem_heavy, cudaStream_t s,
+                  int heads_per_item = 1) {
+  const int64_t groups = p.H / heads_per_item, items = p.nodes * groups;
   if (items == 0) return;
   const int threads = kWarpsPerBlock * 32;
   const size_t smem = std::max(smem_light, sched.heavy ? smem_heavy : 0);
@@ -133,10 +135,10 @@ void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, si
   p.heavy_count = sched.heavy ? sched.count() : nullptr;
   p.queue = sched.queue();
   // The counters are 32-bit: every grab, and the one past the end each warp makes, must fit.
-  const int64_t grabs = (p.nodes + kItemsPerGrab - 1) / kItemsPerGrab * p.H;
+  const int64_t grabs = (p.nodes + kItemsPerGrab - 1) / kItemsPerGrab * groups;
   const int64_t sms = cuda_multiprocessors();
-  TESSERA_CHECK(grabs + sms * 128 < (int64_t(1) << 32), "attention (cuda): ", p.nodes, " nodes x ", p.H,
-                " heads is more work items than the 32-bit schedule holds");
+  TESSERA_CHECK(grabs + sms * 128 < (int64_t(1) << 32), "attention (cuda): ", p.nodes, " nodes x ", groups,
+                " head groups is more work items than the 32-bit schedule holds");
   const int64_t blocks =
       std::min<int64_t>((items + kWarpsPerBlock - 1) / kWarpsPerBlock, sms * std::max(per_sm, 1));
   kernel<<<unsigned(blocks), threads, smem, s>>>(p);
@@ -178,6 +180,17 @@ void with_edge_config(int C, bool aligned, F&& f) {
   });
 }
 
+// Heads per forward item (forward_kernel's head groups): as many as fill one warp's 256-channel
+// span (C = 32, 64, 128: 8, 4, 2 heads of exact, 16-byte aligned rows, 8 channels per lane) when
+// they divide H; else 1. Not for f64 (8 channels per lane spill), nor edge features (their
+// per-head projection takes the guarded configurations).
+template <class T, bool EDGE>
+int forward_head_group(int64_t heads, int64_t C, bool aligned) {
+  if (EDGE || sizeof(T) == 8 || !aligned || (C != 32 && C != 64 && C != 128)) return 1;
+  const int64_t hg = 256 / C;
+  return heads % hg == 0 ? int(hg) : 1;
+}
+
 template <class T, class I, bool EDGE>
 void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   using D = typename dev_type<T>::type;
@@ -195,14 +208,33 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   p.alpha = static_cast<Acc*>(a.alpha);
   p.alpha_after_dropout = a.alpha_after_dropout;
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
-  Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, a.heads, s);
+  const int hg = forward_head_group<T, EDGE>(a.heads, a.channels, aligned);
+  Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, a.heads / hg, s);
+  // Heavy merge: (m, s) per warp and group lane, and a warp's accumulators.
+  auto heavy_bytes = [](int lpe, int cpt) { return sizeof(Acc) * size_t(kWarpsPerBlock) * (2 * lpe + lpe * cpt); };
+  if constexpr (!EDGE && sizeof(T) < 8) {
+    if (hg > 1) {
+      constexpr int CPT = 8, LPE = 32;  // the 256-channel span, one 16-byte pack (f16/bf16) or two (f32)
+      auto launch = [&](auto heads_per_item) {
+        constexpr int HG = decltype(heads_per_item)::value;
+        with_kind(a.kind, [&](auto gat) {
+          launch_items(forward_kernel<D, I, Acc, CPT, LPE, true, false, decltype(gat)::value, HG>, p, sched, 0,
+                       heavy_bytes(LPE, CPT), s, HG);
+        });
+      };
+      switch (hg) {
+        case 2: return launch(IC<2>{});
+        case 4: return launch(IC<4>{});
+        default: return launch(IC<8>{});
+      }
+    }
+  }
   with_edge_config<T, EDGE>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
     const size_t edge_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems<CPT>(p, false)) : 0;
-    const size_t smem_heavy = edge_bytes + sizeof(Acc) * size_t(kWarpsPerBlock) * (2 + LPE * CPT);
     with_kind(a.kind, [&](auto gat) {
       launch_items(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value, EDGE, decltype(gat)::value>, p, sched,
-                   edge_bytes, smem_heavy, s);
+                   edge_bytes, edge_bytes + heavy_bytes(LPE, CPT), s);
     });
   });
 }
