@@ -132,6 +132,13 @@ __device__ __forceinline__ void merge_groups_sum(Acc (&r)[CPT]) {
     for (int t = 0; t < CPT; ++t) r[t] += __shfl_xor_sync(kFull, r[t], off);
 }
 
+// Light items a warp takes from the queue at a time (consecutive nodes, one head): few enough that
+// the last grabs even out the warps' finishing times (a light item is at most the heavy threshold
+// of entries), many enough that the queue's one counter sees a grab per 4 items (R-MAT 2^20, 4
+// heads: 1M grabs over ~10 ms). Small walks take fewer (Params::grab, set by launch_items).
+constexpr int kItemsPerGrab = 4;
+static_assert(kItemsPerGrab < 32, "for_each_item reads a grab's items + 1 row bounds with one lane each");
+
 template <class T, class I, class Acc>
 struct Params {  // the layer kind is the kernels' template flag GAT, not a field
   int64_t nodes = 0;           // items are (node, head): targets (forward, pass 1) or sources
@@ -169,6 +176,7 @@ struct Params {  // the layer kind is the kernels' template flag GAT, not a fiel
   const int64_t* heavy_list = nullptr;  // null: no heavy phase
   const int* heavy_count = nullptr;
   unsigned* queue = nullptr;           // next heavy item, next light grab (zeroed before the launch)
+  int grab = kItemsPerGrab;            // light items per grab, 1 .. kItemsPerGrab
 };
 
 template <class T, class I, class Acc>
@@ -307,13 +315,6 @@ __device__ __forceinline__ void flush_edge_weight_grad(const Params<T, I, Acc>& 
     }
 }
 
-// Light items a warp takes from the queue at a time (consecutive nodes, one head): few enough that
-// the last grabs even out the warps' finishing times (a light item is at most the heavy threshold
-// of entries), many enough that the queue's one counter sees a grab per 4 items (R-MAT 2^20, 4
-// heads: 1M grabs over ~10 ms).
-constexpr int kItemsPerGrab = 4;
-static_assert(kItemsPerGrab < 32, "for_each_item reads a grab's kItemsPerGrab + 1 row bounds with one lane each");
-
 // Calls body(heavy, node, h, begin, end, first, step) for the items this warp takes part in. The
 // blocks are persistent and take their work from two counters: first the heavy items (nodes above
 // the heavy threshold, one (node, head) per block at a time, the block's warps each starting at
@@ -343,14 +344,15 @@ __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
       body(true, node, int(it / count), b, e, b + int64_t(warp) * EPW, int64_t(nwarps) * EPW);
     }
   }
-  const unsigned per_head = unsigned((p.nodes + kItemsPerGrab - 1) / kItemsPerGrab), n = per_head * groups;
+  const int grab = p.grab;
+  const unsigned per_head = unsigned((p.nodes + grab - 1) / grab), n = per_head * groups;
   unsigned c = __shfl_sync(kFull, lane == 0 ? atomicAdd(&p.queue[1], 1u) : 0u, 0);
   while (c < n) {
     // The next grab is in flight while this one runs (its value is first read by the shuffle).
     const unsigned next = lane == 0 ? atomicAdd(&p.queue[1], 1u) : 0u;
     const int h = int(c / per_head);
-    const int64_t node0 = int64_t(c % per_head) * kItemsPerGrab;
-    const int64_t node1 = node0 + kItemsPerGrab < p.nodes ? node0 + kItemsPerGrab : p.nodes;
+    const int64_t node0 = int64_t(c % per_head) * grab;
+    const int64_t node1 = node0 + grab < p.nodes ? node0 + grab : p.nodes;
     // The grab's row bounds in one load (lane l holds ptr[node0 + l]) and shuffles, not a load of
     // ptr ahead of each node's walk: forward 1-5% faster on the 2^20-node graphs, backward flat
     // (H200, bench/results/h200_20261204; the kernels are issue-bound, so a saved load counts

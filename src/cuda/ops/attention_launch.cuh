@@ -116,6 +116,20 @@ struct Schedule {
   int64_t* list() const { return reinterpret_cast<int64_t*>(static_cast<char*>(mem.get()) + kHeader); }
 };
 
+// Light items per grab (Params::grab): kItemsPerGrab once the walk gives each resident warp 8 grabs
+// of that many, fewer below, down to one on walks of about a grab per warp (Cora: 2708 items at 4
+// heads per item), where four consecutive nodes walked one after the other by one warp are the
+// critical path while most warps hold nothing. TESSERA_ATTENTION_GRAB overrides it, for A/B
+// measurements.
+inline int items_per_grab(int64_t items, int64_t warps) {
+  static const int forced = [] {
+    const char* e = std::getenv("TESSERA_ATTENTION_GRAB");
+    return e ? int(std::clamp<long long>(std::strtoll(e, nullptr, 10), 1, kItemsPerGrab)) : 0;
+  }();
+  if (forced > 0) return forced;
+  return int(std::clamp<int64_t>(items / (std::max<int64_t>(warps, 1) * 8), 1, kItemsPerGrab));
+}
+
 // Launches a kernel's persistent blocks (as many as fit on the device at once, fewer for small
 // walks): the heavy items first, then the light ones (for_each_item). An item spans
 // heads_per_item heads (the forward's head groups).
@@ -134,13 +148,14 @@ void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, si
   p.heavy_list = sched.heavy ? sched.list() : nullptr;
   p.heavy_count = sched.heavy ? sched.count() : nullptr;
   p.queue = sched.queue();
-  // The counters are 32-bit: every grab, and the one past the end each warp makes, must fit.
-  const int64_t grabs = (p.nodes + kItemsPerGrab - 1) / kItemsPerGrab * groups;
   const int64_t sms = cuda_multiprocessors();
-  TESSERA_CHECK(grabs + sms * 128 < (int64_t(1) << 32), "attention (cuda): ", p.nodes, " nodes x ", groups,
-                " head groups is more work items than the 32-bit schedule holds");
   const int64_t blocks =
       std::min<int64_t>((items + kWarpsPerBlock - 1) / kWarpsPerBlock, sms * std::max(per_sm, 1));
+  p.grab = items_per_grab(items, blocks * kWarpsPerBlock);
+  // The counters are 32-bit: every grab, and the one past the end each warp makes, must fit.
+  const int64_t grabs = (p.nodes + p.grab - 1) / p.grab * groups;
+  TESSERA_CHECK(grabs + sms * 128 < (int64_t(1) << 32), "attention (cuda): ", p.nodes, " nodes x ", groups,
+                " head groups is more work items than the 32-bit schedule holds");
   kernel<<<unsigned(blocks), threads, smem, s>>>(p);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
