@@ -42,10 +42,7 @@ constexpr int kWarpsPerBlock = 8;
 // bounded to 4 blocks they fit 64 registers with up to ~80 bytes of spills, and the latency-bound
 // walks gain more from the extra warps than the spills cost (H200, same run, the backward: targets
 // / sources passes of the R-MAT 4x64 Transformer 18.9 / 20.4 -> 17.0 / 18.9 ms, of the grid 8x128
-// 15.1 / 15.2 -> 10.7 / 12.3 ms); 8 channels per lane (C = 256, and the forward's head groups) fit
-// 128 registers, 2 blocks; the forward bounded to 3 fits 80 without spills (exact rows; the guarded
-// ones spill 8-24 bytes), where at 2 it took 83 and so ran 16 warps per SM, latency-bound (ncu,
-// grid GATv2 4x64 head groups: 0.9 eligible warps per scheduler, none in 43% of cycles). With
+// 15.1 / 15.2 -> 10.7 / 12.3 ms); 8 channels per lane (C = 256) fit 128 registers, 2 blocks. With
 // edge features (0.5-1.1 KB of spills at 64 registers for 4 channels per lane) the bounds only keep
 // the occupancy the kernels had before the work-queue schedule (for_each_item) added its state:
 // forward 4 blocks up to 2 channels per lane (64 -> 84 registers without), 2 up to 8 (128 -> 154);
@@ -55,7 +52,7 @@ template <class T, int CPT, bool EDGE, Pass P>
 constexpr int min_blocks() {
   if constexpr (sizeof(T) == 2 && !EDGE) return CPT == 8 ? 2 : 1;
   else if constexpr (sizeof(T) == 8) return 1;
-  else if constexpr (!EDGE) return CPT <= 4 ? 4 : CPT == 8 ? (P == Pass::forward ? 3 : 2) : 1;
+  else if constexpr (!EDGE) return CPT <= 4 ? 4 : CPT == 8 ? 2 : 1;
   else if constexpr (P == Pass::forward) return CPT <= 2 ? 4 : CPT <= 8 ? 2 : 1;
   else if constexpr (P == Pass::targets) return CPT <= 2 ? 3 : 1;
   else return 1;
@@ -321,14 +318,14 @@ __device__ __forceinline__ void flush_edge_weight_grad(const Params<T, I, Acc>& 
 // Calls body(heavy, node, h, begin, end, first, step) for the items this warp takes part in. The
 // blocks are persistent and take their work from two counters: first the heavy items (nodes above
 // the heavy threshold, one (node, head) per block at a time, the block's warps each starting at
-// their own offset), then the light ones (kItemsPerGrab nodes of one head per warp at a time,
+// their own offset), then the light ones (Params::grab nodes of one head per warp at a time,
 // heavy nodes skipped). A static split by item index left the SMs idle 35-37% of the light
 // kernels' time on R-MAT (ncu: SM active cycles 63% of elapsed; one warp's share of a
 // heavy-tailed degree sequence is uneven), and a separate heavy launch ran at 2 blocks per SM after
 // the light one instead of alongside it. Items go head by head, so a warp's head rarely changes
 // (the edge kernels' dedge_weight slots hold one head). Which warp runs an item does not change
-// its arithmetic: results do not depend on the schedule.
-// An item spans HG heads (the forward's head groups, forward_kernel); body gets the group's index.
+// its arithmetic: results do not depend on the schedule. With HG > 1 (the forward's head groups)
+// an item spans HG heads and h is the group's index.
 template <int EPW, int HG = 1, class P, class F>
 __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
   __shared__ unsigned next_heavy;
@@ -399,7 +396,9 @@ __device__ __forceinline__ void block_sum(Acc (&r)[CPT], Acc* scratch) {
 // lanes. A step then gathers one entry's rows for all HG heads, where one head per item walked
 // the entry list (indices, row bounds, softmax bookkeeping, the groups' merge) H times, two
 // entries of one head per step at C = 64: on a grid (5 entries per row) 3 steps of which one half
-// idle, per head. The online-softmax state (m, s) is per lane, so per head as it is.
+// idle, per head (H200, layer forward: grid GATv2 4x64 4.43 -> 3.32 ms, clustered 2.54 -> 1.90,
+// R-MAT 7.75 -> 6.98; bench/results/h200_20261205). The online-softmax state (m, s) is per lane, so
+// per head as it is.
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT, int HG = 1>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::forward>()))
 forward_kernel(const Params<T, I, Acc> p) {
