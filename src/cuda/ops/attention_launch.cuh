@@ -207,6 +207,22 @@ int forward_head_group(int64_t heads, int64_t C, bool aligned) {
   return heads % hg == 0 ? int(hg) : 1;
 }
 
+// Calls f(IC<hg>) for a head group forward_head_group chose; only configurations of a 256-channel
+// span (GROUPED) instantiate the grouped kernels.
+template <bool GROUPED, class F>
+void with_heads_per_item(int hg, F&& f) {
+  if constexpr (GROUPED) {
+    switch (hg) {
+      case 2: return f(IC<2>{});
+      case 4: return f(IC<4>{});
+      case 8: return f(IC<8>{});
+      default: break;
+    }
+  }
+  TESSERA_CHECK(hg == 1, "attention (cuda): no head-group configuration for ", hg, " heads per item");
+  f(IC<1>{});
+}
+
 template <class T, class I, bool EDGE>
 void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   using D = typename dev_type<T>::type;
@@ -226,31 +242,19 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
   const int hg = forward_head_group<T, EDGE>(a.heads, a.channels, aligned);
   Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, a.heads / hg, s);
-  // Heavy merge: (m, s) per warp and group lane, and a warp's accumulators.
-  auto heavy_bytes = [](int lpe, int cpt) { return sizeof(Acc) * size_t(kWarpsPerBlock) * (2 * lpe + lpe * cpt); };
-  if constexpr (!EDGE && sizeof(T) < 8) {
-    if (hg > 1) {
-      constexpr int CPT = 8, LPE = 32;  // the 256-channel span, one 16-byte pack (f16/bf16) or two (f32)
-      auto launch = [&](auto heads_per_item) {
-        constexpr int HG = decltype(heads_per_item)::value;
-        with_kind(a.kind, [&](auto gat) {
-          launch_items(forward_kernel<D, I, Acc, CPT, LPE, true, false, decltype(gat)::value, HG>, p, sched, 0,
-                       heavy_bytes(LPE, CPT), s, HG);
-        });
-      };
-      switch (hg) {
-        case 2: return launch(IC<2>{});
-        case 4: return launch(IC<4>{});
-        default: return launch(IC<8>{});
-      }
-    }
-  }
-  with_edge_config<T, EDGE>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
+  // An item's channels (hg heads side by side) pick the configuration: 256 with head groups.
+  with_edge_config<T, EDGE>(p.C * hg, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
+    constexpr bool VEC = decltype(vec)::value;
     const size_t edge_bytes = EDGE ? sizeof(Acc) * size_t(edge_smem_elems<CPT>(p, false)) : 0;
-    with_kind(a.kind, [&](auto gat) {
-      launch_items(forward_kernel<D, I, Acc, CPT, LPE, decltype(vec)::value, EDGE, decltype(gat)::value>, p, sched,
-                   edge_bytes, edge_bytes + heavy_bytes(LPE, CPT), s);
+    // Heavy merge: (m, s) per warp and group lane, and a warp's accumulators.
+    const size_t heavy_bytes = edge_bytes + sizeof(Acc) * size_t(kWarpsPerBlock) * (2 * LPE + LPE * CPT);
+    with_heads_per_item<!EDGE && VEC && LPE * CPT == 256>(hg, [&](auto heads_per_item) {
+      constexpr int HG = decltype(heads_per_item)::value;
+      with_kind(a.kind, [&](auto gat) {
+        launch_items(forward_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, decltype(gat)::value, HG>, p, sched, edge_bytes,
+                     heavy_bytes, s, HG);
+      });
     });
   });
 }
