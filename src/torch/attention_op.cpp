@@ -291,6 +291,21 @@ Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, cons
 
 }  // namespace
 
+AttentionGraph attention_graph(const Graph& g) {
+  AttentionGraph ag;
+  ag.rowptr = g.rowptr();
+  ag.col = g.col();
+  ag.num_src = g.cols();
+  ag.graph_id = int64_t(g.id());
+  if (at::GradMode::is_enabled()) {
+    const auto& t = g.transpose();
+    ag.t_rowptr = t.rowptr;
+    ag.t_col = t.col;
+    ag.t_perm = t.perm;
+  }
+  return ag;
+}
+
 at::Tensor layer_edge_attr(const char* who, const at::Tensor& edge_attr, int64_t edge_dim, int64_t nnz) {
   TESSERA_CHECK(edge_attr.defined() == (edge_dim > 0), who, ": edge_attr must be given exactly when edge_dim > 0 ",
                 "(edge_dim = ", edge_dim, ")");

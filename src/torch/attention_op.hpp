@@ -20,6 +20,8 @@
 #include <string>
 #include <tuple>
 
+#include "tessera/torch/graph.hpp"
+
 namespace tessera::pt {
 
 struct AttentionGraph {
@@ -37,6 +39,10 @@ struct AttentionOptions {
   int64_t seed = 0;
   bool return_alpha = false, alpha_after_dropout = false;
 };
+
+// A layer's graph as the attention ops take it, with its memoized transpose only when autograd is
+// recording (the backward's source-side pass walks it; inference never builds it).
+AttentionGraph attention_graph(const Graph& g);
 
 // Through the dispatcher (autograd-aware). value: undefined for GATv2, att: undefined for the
 // Transformer; edge_attr [nnz, D] in g's entry order and edge_weight [H*C, D], or both undefined;

@@ -58,13 +58,14 @@ class DropoutFunction : public torch::autograd::Function<DropoutFunction> {
 
 }  // namespace
 
+int64_t dropout_seed() { return torch::randint(int64_t(1) << 62, {1}, torch::kLong).item<int64_t>(); }
+
 torch::Tensor dropout(const torch::Tensor& x, double p, bool training) {
   TESSERA_CHECK(p >= 0.0 && p <= 1.0, "dropout: probability must be in [0, 1], got ", p);
   if (!training || p == 0.0) return x;
   if (!x.device().is_cpu() || !x.is_floating_point()) return torch::dropout(x, p, training);
   if (p == 1.0) return x * 0;  // keeps the graph (and NaN * 0), as torch::dropout
-  const int64_t seed = torch::randint(int64_t(1) << 62, {1}, torch::kLong).item<int64_t>();
-  return DropoutFunction::apply(x, p, seed);
+  return DropoutFunction::apply(x, p, dropout_seed());
 }
 
 }  // namespace tessera::nn

@@ -139,23 +139,13 @@ torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& gr
   const auto g = options.add_self_loops() ? looped(graph) : graph;
   auto x_l = lin_l->forward(x);
   auto x_r = options.share_weights() ? x_l : lin_r->forward(x);
-  pt::AttentionGraph ag;
-  ag.rowptr = g.rowptr();
-  ag.col = g.col();
-  ag.num_src = g.cols();
-  ag.graph_id = int64_t(g.id());
-  if (torch::GradMode::is_enabled()) {
-    const auto& t = g.transpose();
-    ag.t_rowptr = t.rowptr;
-    ag.t_col = t.col;
-    ag.t_perm = t.perm;
-  }
+  const pt::AttentionGraph ag = pt::attention_graph(g);
   pt::AttentionOptions o;
   o.kind = "gatv2";
   o.heads = H;
   o.negative_slope = options.negative_slope();
   o.dropout = is_training() ? options.dropout() : 0.0;
-  if (o.dropout > 0) o.seed = torch::randint(int64_t(1) << 62, {1}, torch::kLong).item<int64_t>();
+  if (o.dropout > 0) o.seed = dropout_seed();
   // Concatenated heads: the bias is added in the attention kernels' own write of out.
   const bool fused_bias = options.concat() && bias.defined();
   auto out = std::get<0>(pt::attention(ag, x_r, x_l, torch::Tensor(), att.reshape({-1}), o, ea,

@@ -40,22 +40,12 @@ torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Gra
   const auto ea = pt::layer_edge_attr("TransformerConv", edge_attr, options.edge_dim(), g.nnz());
   const int64_t H = options.heads(), C = options.out_channels();
   auto q = lin_query->forward(x), k = lin_key->forward(x), v = lin_value->forward(x);
-  pt::AttentionGraph ag;
-  ag.rowptr = g.rowptr();
-  ag.col = g.col();
-  ag.num_src = g.cols();
-  ag.graph_id = int64_t(g.id());
-  if (torch::GradMode::is_enabled()) {
-    const auto& t = g.transpose();
-    ag.t_rowptr = t.rowptr;
-    ag.t_col = t.col;
-    ag.t_perm = t.perm;
-  }
+  const pt::AttentionGraph ag = pt::attention_graph(g);
   pt::AttentionOptions o;
   o.kind = "transformer";
   o.heads = H;
   o.dropout = is_training() ? options.dropout() : 0.0;
-  if (o.dropout > 0) o.seed = torch::randint(int64_t(1) << 62, {1}, torch::kLong).item<int64_t>();
+  if (o.dropout > 0) o.seed = dropout_seed();
   auto out = std::get<0>(pt::attention(ag, q, k, v, torch::Tensor(), o, ea, lin_edge ? lin_edge->weight : torch::Tensor()));
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
   if (options.root_weight()) {

@@ -12,4 +12,8 @@ namespace tessera::nn {
 
 torch::Tensor dropout(const torch::Tensor& x, double p, bool training);
 
+// A seed for a counter-based mask (this dropout's, the attention kernels' dropout on alpha), drawn
+// from torch's default generator so that torch.manual_seed / --seed reproduce it.
+int64_t dropout_seed();
+
 }  // namespace tessera::nn
