@@ -421,6 +421,18 @@ def test_edge_feature_misuse_raises():
         TransformerConv(4, 4, edge_dim=3)(x, ei, torch.randn(5, 3))
 
 
+@pytest.mark.parametrize("cls", [GATv2Conv, TransformerConv])
+def test_constructor_arguments_are_checked(cls):
+    name = cls.__name__
+    conv = cls((3, 5), 4, heads=2, aggr="add", node_dim=0)  # PyG's MessagePassing keywords: accepted
+    assert conv((torch.randn(6, 3), torch.randn(6, 5)), torch.tensor([[0, 1], [1, 2]])).shape == (6, 8)
+    with pytest.raises(NotImplementedError, match=f"tessera {name}: unsupported arguments \\['flow'\\]"):
+        cls(4, 4, flow="target_to_source")
+    for bad in (-1, (4, -1), (0, 4)):
+        with pytest.raises(ValueError, match=f"tessera {name} needs positive in_channels"):
+            cls(bad, 4)
+
+
 @pytest.mark.parametrize("cls_name,edge_dim", [("GATv2Conv", None), ("TransformerConv", None),
                                                ("GATv2Conv", 3), ("TransformerConv", 3)])
 def test_against_pyg_when_installed(seed, cls_name, edge_dim):

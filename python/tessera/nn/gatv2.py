@@ -231,20 +231,27 @@ def self_loop_edge_attr(edge_attr: Tensor, targets: Tensor, num_nodes: int, fill
     return out.to(edge_attr.dtype) if wide else out
 
 
+def layer_inputs(layer: str, in_channels: Union[int, Tuple[int, int]], kwargs: dict) -> Tuple[int, int]:
+    """(source, target) input widths of an attention layer from PyG's in_channels. The keywords
+    PyG's MessagePassing takes that these layers do not need (aggr, node_dim: both sum at the
+    target, nodes in dimension 0) are dropped; any other is an error, as is a lazy width (-1)."""
+    kwargs.pop("aggr", None)
+    kwargs.pop("node_dim", None)
+    if kwargs:
+        raise NotImplementedError(f"tessera {layer}: unsupported arguments {sorted(kwargs)}")
+    src, dst = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
+    if src <= 0 or dst <= 0:
+        raise ValueError(f"tessera {layer} needs positive in_channels (lazy -1 is not supported), got {in_channels}")
+    return src, dst
+
+
 class GATv2Conv(torch.nn.Module):
     def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
                  concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,
                  add_self_loops: bool = True, edge_dim: Optional[int] = None, fill_value="mean",
                  bias: bool = True, share_weights: bool = False, residual: bool = False, **kwargs):
         super().__init__()
-        kwargs.pop("aggr", None)
-        kwargs.pop("node_dim", None)
-        if kwargs:
-            raise NotImplementedError(f"tessera GATv2Conv: unsupported arguments {sorted(kwargs)}")
-        in_l, in_r = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
-        if in_l <= 0 or in_r <= 0:
-            raise ValueError(f"tessera GATv2Conv needs positive in_channels (lazy -1 is not supported), "
-                             f"got {in_channels}")
+        in_l, in_r = layer_inputs("GATv2Conv", in_channels, kwargs)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.heads = heads

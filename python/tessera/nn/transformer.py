@@ -22,7 +22,7 @@ from torch import Tensor
 
 from ..graph import Graph
 from ._linear import add_to_fresh, linear, linear_add, project
-from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, fused_attention
+from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, fused_attention, layer_inputs
 
 
 class TransformerConv(torch.nn.Module):
@@ -30,14 +30,7 @@ class TransformerConv(torch.nn.Module):
                  concat: bool = True, beta: bool = False, dropout: float = 0.0, edge_dim: Optional[int] = None,
                  bias: bool = True, root_weight: bool = True, **kwargs):
         super().__init__()
-        kwargs.pop("aggr", None)
-        kwargs.pop("node_dim", None)
-        if kwargs:
-            raise NotImplementedError(f"tessera TransformerConv: unsupported arguments {sorted(kwargs)}")
-        in_src, in_dst = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
-        if in_src <= 0 or in_dst <= 0:
-            raise ValueError(f"tessera TransformerConv needs positive in_channels (lazy -1 is not supported), "
-                             f"got {in_channels}")
+        in_src, in_dst = layer_inputs("TransformerConv", in_channels, kwargs)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.heads = heads
