@@ -3,11 +3,12 @@ R=$OUT/r
 C=$(cat .carry/COMMIT)
 T0=$(date +%s)
 left() { echo $(( $1 - ($(date +%s) - T0) )); }
-BUILD_TARGETS="tessera_torch tessera_tests attention_bench" bash scripts/gpu_session.sh build > $R/build.txt 2>&1; tail -n 3 $R/build.txt
+BUILD_TARGETS="tessera_torch tessera_tests tessera_torch_tests attention_bench" bash scripts/gpu_session.sh build > $R/build.txt 2>&1; tail -n 3 $R/build.txt
 grep -B2 -A6 " error\|warning: " $R/build.txt | head -40
 eval "$(bash scripts/gpu_session.sh env)"
 T=build-gpu/tests/tessera_tests
 timeout 120 $T --gtest_filter="AttentionCuda.*" > $R/attention_cuda_test_$C.txt 2>&1; echo rc=$?; grep -E "FAILED|PASSED|OK \]|Failure" $R/attention_cuda_test_$C.txt | head -30
+timeout 60 build-gpu/tests/tessera_torch_tests --gtest_filter="AttentionLayers*:TorchExecCuda*" > $R/torch_attention_test_$C.txt 2>&1; echo rc=$?; tail -n 4 $R/torch_attention_test_$C.txt
 echo elapsed $(( $(date +%s) - T0 ))
 timeout 230 python3 bench/attention_layer_bench.py --graphs cora,pubmed,clustered,grid,rmat --data-dir .carry/data --budget-s 150 --json $R/attention_layer_$C.json > $R/attention_layer_$C.txt 2>&1; echo rc=$?; tail -n 3 $R/attention_layer_$C.txt
 echo elapsed $(( $(date +%s) - T0 ))
