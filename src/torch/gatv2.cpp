@@ -7,6 +7,7 @@
 
 #include "attention_op.hpp"
 #include "graph_ops.hpp"
+#include "layer_inputs.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/torch/models.hpp"
 
@@ -131,8 +132,7 @@ torch::Tensor self_loop_fill(const torch::Tensor& edge_attr, const torch::Tensor
 }
 
 torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph, const torch::Tensor& edge_attr_in) {
-  TESSERA_CHECK(graph.rows() == x.size(0) && graph.cols() == x.size(0), "GATv2Conv: graph is ", graph.rows(), " x ",
-                graph.cols(), " but x has ", x.size(0), " nodes");
+  pt::check_node_features("GATv2Conv", x, options.in_channels(), graph);
   auto ea = pt::layer_edge_attr("GATv2Conv", edge_attr_in, options.edge_dim(), graph.nnz());
   if (ea.defined() && options.add_self_loops()) ea = looped_edge_attr(graph, ea);
   const int64_t H = options.heads(), C = options.out_channels();

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "layer_inputs.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/torch/models.hpp"
 
@@ -40,9 +41,7 @@ torch::Tensor GCNConvImpl::propagate(const torch::Tensor& x, const pt::Graph& g)
 
 torch::Tensor GCNConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph,
                                    const c10::optional<torch::Tensor>& edge_weight) {
-  TESSERA_CHECK(x.defined() && x.dim() == 2, "GCNConv: x must be 2-D (nodes x features), got shape ", x.sizes());
-  TESSERA_CHECK(graph.rows() == x.size(0) && graph.cols() == x.size(0), "GCNConv: graph is ", graph.rows(), " x ",
-                graph.cols(), " but x has ", x.size(0), " nodes");
+  pt::check_node_features("GCNConv", x, options.in_channels(), graph);
   pt::Graph g = graph;
   if (edge_weight && edge_weight->defined())
     g = pt::Graph::from_csr(graph.rowptr(), graph.col(), edge_weight, graph.cols());
@@ -54,7 +53,7 @@ torch::Tensor GCNConvImpl::forward(const torch::Tensor& x, const pt::Graph& grap
 
 torch::Tensor GCNConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index,
                                    const c10::optional<torch::Tensor>& edge_weight) {
-  TESSERA_CHECK(x.defined() && x.dim() == 2, "GCNConv: x must be 2-D (nodes x features), got shape ", x.sizes());
+  pt::check_node_features("GCNConv", x, options.in_channels());
   if (options.normalize() && options.cached() && cached_.defined()) return propagate(x, cached_);
   const auto g = pt::Graph::from_edge_index(edge_index, edge_weight, x.size(0));
   if (!options.normalize()) return propagate(x, g);

@@ -1,6 +1,7 @@
 // tessera::nn::SAGEConv and the "sage" model of `tessera train` (--aggr max|min|sum|mean).
 #include "tessera/torch/sage.hpp"
 
+#include "layer_inputs.hpp"
 #include "segment_reduce_op.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/ops/segment_reduce.hpp"
@@ -40,10 +41,7 @@ void SAGEConvImpl::reset_parameters() {
 }
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph) {
-  TESSERA_CHECK(x.dim() == 2 && x.size(1) == options.in_channels(), "SAGEConv: x must be [N, ",
-                options.in_channels(), "], got ", x.sizes());
-  TESSERA_CHECK(graph.rows() == x.size(0) && graph.cols() == x.size(0), "SAGEConv: graph is ", graph.rows(), " x ",
-                graph.cols(), " but x has ", x.size(0), " nodes");
+  pt::check_node_features("SAGEConv", x, options.in_channels(), graph);
   const torch::Tensor src = options.project() ? torch::relu(lin->forward(x)) : x;
   auto out = lin_l->forward(sage_aggregate(graph, src, options.aggr()));
   // + lin_r(x) accumulated by the GEMM into lin_l's output (beta = 1): no second [N, out] buffer
@@ -54,6 +52,7 @@ torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const pt::Graph& gra
 }
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index) {
+  pt::check_node_features("SAGEConv", x, options.in_channels());
   return forward(x, pt::Graph::from_edge_index(edge_index, {}, x.size(0)));
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attention_op.hpp"
+#include "layer_inputs.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/torch/models.hpp"
 
@@ -35,8 +36,7 @@ void TransformerConvImpl::reset_parameters() {
 }
 
 torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Graph& g, const torch::Tensor& edge_attr) {
-  TESSERA_CHECK(g.rows() == x.size(0) && g.cols() == x.size(0), "TransformerConv: graph is ", g.rows(), " x ",
-                g.cols(), " but x has ", x.size(0), " nodes");
+  pt::check_node_features("TransformerConv", x, options.in_channels(), g);
   const auto ea = pt::layer_edge_attr("TransformerConv", edge_attr, options.edge_dim(), g.nnz());
   const int64_t H = options.heads(), C = options.out_channels();
   auto q = lin_query->forward(x), k = lin_key->forward(x), v = lin_value->forward(x);

@@ -24,6 +24,7 @@ from torch import Tensor
 from torch.nn import Parameter
 
 from ..graph import Graph
+from ._inputs import edge_index_shape, layer_inputs, node_feature_pair
 from ._linear import add_to_fresh, project
 
 _ops = torch.ops.tessera
@@ -231,20 +232,6 @@ def self_loop_edge_attr(edge_attr: Tensor, targets: Tensor, num_nodes: int, fill
     return out.to(edge_attr.dtype) if wide else out
 
 
-def layer_inputs(layer: str, in_channels: Union[int, Tuple[int, int]], kwargs: dict) -> Tuple[int, int]:
-    """(source, target) input widths of an attention layer from PyG's in_channels. The keywords
-    PyG's MessagePassing takes that these layers do not need (aggr, node_dim: both sum at the
-    target, nodes in dimension 0) are dropped; any other is an error, as is a lazy width (-1)."""
-    kwargs.pop("aggr", None)
-    kwargs.pop("node_dim", None)
-    if kwargs:
-        raise NotImplementedError(f"tessera {layer}: unsupported arguments {sorted(kwargs)}")
-    src, dst = (in_channels, in_channels) if isinstance(in_channels, int) else in_channels
-    if src <= 0 or dst <= 0:
-        raise ValueError(f"tessera {layer} needs positive in_channels (lazy -1 is not supported), got {in_channels}")
-    return src, dst
-
-
 class GATv2Conv(torch.nn.Module):
     def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
                  concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,
@@ -303,7 +290,8 @@ class GATv2Conv(torch.nn.Module):
                             f"got {type(edge_index).__name__}")
 
         def build():
-            ei = graph_edge_index(edge_index) if isinstance(edge_index, Graph) else edge_index
+            ei = graph_edge_index(edge_index) if isinstance(edge_index, Graph) else \
+                edge_index_shape("GATv2Conv", edge_index)
             if not self.add_self_loops:
                 return AttentionGraph.from_edge_index(ei, num_dst, num_src)
             looped, keep = remove_and_add_self_loops(ei, min(num_src, num_dst))
@@ -316,9 +304,9 @@ class GATv2Conv(torch.nn.Module):
     def forward(self, x: Union[Tensor, Tuple[Tensor, Optional[Tensor]]], edge_index,
                 edge_attr: Optional[Tensor] = None, return_attention_weights: Optional[bool] = None):
         H = self.heads
-        x_src, x_dst = (x, x) if isinstance(x, Tensor) else x
-        if x_dst is None:
+        if isinstance(x, tuple) and len(x) == 2 and x[1] is None:
             raise NotImplementedError("tessera GATv2Conv: x = (x_src, None) is not supported")
+        x_src, x_dst = node_feature_pair("GATv2Conv", x, self.in_channels)
         shared = self.share_weights and x_src is x_dst  # x_r is x_l
         # On the CPU the projections reading one tensor are one autograd node (_linear.project).
         pairs = [(self.lin_l, x_src)] + ([] if shared else [(self.lin_r, x_dst)]) + \

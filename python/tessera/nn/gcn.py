@@ -23,6 +23,7 @@ from torch import Tensor
 from torch.nn import Parameter
 
 from ..graph import Graph, is_sparse_tensor_like, is_torch_sparse_tensor
+from ._inputs import node_features
 from ._linear import linear
 
 
@@ -74,9 +75,7 @@ class GCNConv(torch.nn.Module):
 
     def _graph(self, x: Tensor, edge_index, edge_weight: Optional[Tensor]) -> Graph:
         """The (normalized) graph to propagate over, following PyG's rules per input type."""
-        if not isinstance(x, Tensor) or x.dim() != 2:
-            raise ValueError(f"GCNConv: x must be a 2-D [nodes, features] tensor, got "
-                             f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+        node_features("GCNConv", x, self.in_channels)
         n = x.size(0)
         loops = "remaining" if self.add_self_loops else "none"
         fill = 2.0 if self.improved else 1.0

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph
+from ._inputs import node_features
 from ._linear import linear
 
 _AGGR = {"max": "max", "min": "min", "sum": "sum", "add": "sum", "mean": "mean"}
@@ -61,6 +62,7 @@ class SAGEConv(torch.nn.Module):
             self.lin_r.reset_parameters()
 
     def forward(self, x: Tensor, edge_index: Union[Tensor, Graph]) -> Tensor:
+        node_features("SAGEConv", x, self.in_channels)
         if isinstance(edge_index, Graph):
             g = edge_index
         elif isinstance(edge_index, Tensor):

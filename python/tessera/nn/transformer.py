@@ -22,7 +22,8 @@ from torch import Tensor
 
 from ..graph import Graph
 from ._linear import add_to_fresh, linear, linear_add, project
-from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, fused_attention, layer_inputs
+from ._inputs import layer_inputs, node_feature_pair
+from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, fused_attention
 
 
 class TransformerConv(torch.nn.Module):
@@ -64,8 +65,7 @@ class TransformerConv(torch.nn.Module):
         if (self.lin_edge is None) != (edge_attr is None):
             raise ValueError("TransformerConv: edge_attr must be given exactly when the layer has edge_dim")
         H = self.heads
-        if isinstance(x, Tensor):
-            x = (x, x)
+        x = node_feature_pair("TransformerConv", x, self.in_channels)
         query, key, value, x_r = self._project(x)
         want_alpha = bool(return_attention_weights)
         ea = edge_weight = None

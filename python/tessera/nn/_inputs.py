@@ -1,0 +1,58 @@
+"""Checks of a layer's inputs that name the layer and what it expected. Without them a wrong x
+fails later inside a projection ("mat1 and mat2 shapes cannot be multiplied (5x7 and 4x6)") or a
+wrong edge_index inside the self-loop concatenation, with messages about torch's own operands."""
+from typing import Tuple, Union
+
+from torch import Tensor
+
+
+def widths(in_channels: Union[int, Tuple[int, int]]) -> Tuple[int, int]:
+    """(source, target) input widths from PyG's in_channels (an int, or a pair for bipartite input)."""
+    return (in_channels, in_channels) if isinstance(in_channels, int) else tuple(in_channels)
+
+
+def layer_inputs(layer: str, in_channels: Union[int, Tuple[int, int]], kwargs: dict) -> Tuple[int, int]:
+    """(source, target) input widths of an attention layer from PyG's in_channels. The keywords
+    PyG's MessagePassing takes that these layers do not need (aggr, node_dim: both sum at the
+    target, nodes in dimension 0) are dropped; any other is an error, as is a lazy width (-1)."""
+    kwargs.pop("aggr", None)
+    kwargs.pop("node_dim", None)
+    if kwargs:
+        raise NotImplementedError(f"tessera {layer}: unsupported arguments {sorted(kwargs)}")
+    src, dst = widths(in_channels)
+    if src <= 0 or dst <= 0:
+        raise ValueError(f"tessera {layer} needs positive in_channels (lazy -1 is not supported), got {in_channels}")
+    return src, dst
+
+
+def node_features(layer: str, x, in_channels: int, what: str = "x") -> Tensor:
+    """x as a layer's node features: a 2-D [nodes, in_channels] tensor."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{layer}: {what} must be a tensor, got {type(x).__name__}")
+    if x.dim() != 2:
+        raise ValueError(f"{layer}: {what} must be a 2-D [nodes, features] tensor, got shape {tuple(x.shape)}")
+    if x.size(1) != in_channels:
+        raise ValueError(f"{layer}: {what} has {x.size(1)} features per node, but the layer was built for "
+                         f"in_channels = {in_channels}")
+    return x
+
+
+def node_feature_pair(layer: str, x, in_channels: Union[int, Tuple[int, int]]) -> Tuple[Tensor, Tensor]:
+    """(x_src, x_dst) of an attention layer: x, or a pair (x_src, x_dst), each checked."""
+    src, dst = widths(in_channels)
+    if isinstance(x, tuple):
+        if len(x) != 2:
+            raise ValueError(f"{layer}: x must be a tensor or a pair (x_src, x_dst), got a tuple of {len(x)}")
+        return node_features(layer, x[0], src, "x[0] (sources)"), node_features(layer, x[1], dst, "x[1] (targets)")
+    node_features(layer, x, src)
+    if dst != src:
+        raise ValueError(f"{layer}: built for bipartite input (in_channels = {in_channels}): pass x = (x_src, x_dst)")
+    return x, x
+
+
+def edge_index_shape(layer: str, edge_index: Tensor) -> Tensor:
+    """edge_index as a [2, E] tensor (row 0 sources, row 1 targets)."""
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(f"{layer}: edge_index must have shape [2, E] (row 0 = sources, row 1 = targets), "
+                         f"got {list(edge_index.shape)}")
+    return edge_index
