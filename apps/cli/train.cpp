@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #ifdef TESSERA_TORCH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -208,11 +209,18 @@ int run_train(const TrainArgs& a) {
 }  // namespace
 }  // namespace tessera::cli
 
-TESSERA_CLI_COMMAND("train", "Full-batch node classification (GCN; other models as registered)", 30, [](CLI::App& sub) {
+TESSERA_CLI_COMMAND("train", "Full-batch node classification with a registered GNN (--model)", 30, [](CLI::App& sub) {
   auto a = std::make_shared<tessera::cli::TrainArgs>();
   std::string models;
-  for (const auto& [name, e] : tessera::nn::model_registry()) models += "\n  " + name + ": " + e.help;
-  sub.add_option("--model", a->model, "model name; registered:" + models)->capture_default_str();
+  std::vector<std::string> names;
+  for (const auto& [name, e] : tessera::nn::model_registry()) {
+    models += "\n  " + name + ": " + e.help;
+    names.push_back(name);
+  }
+  // Checked while parsing: a misspelled model is a usage error before any data is loaded.
+  sub.add_option("--model", a->model, "model name; registered:" + models)
+      ->capture_default_str()
+      ->check(CLI::IsMember(names));
   sub.add_option("--data", a->data, "Planetoid directory (e.g. ../shared/data/cora) or task generator spec (sbm[:...])")
       ->capture_default_str();
   sub.add_option("--heads", a->heads, "attention heads of the gatv2 / transformer models (0 = model default)")

@@ -32,6 +32,15 @@ TEST(CliCommands, HelpAndUsageErrors) {
   EXPECT_EQ(run_cli("no-such-command").code, 2);
 }
 
+TEST(CliCommands, TrainRejectsAnUnknownModelBeforeLoading) {
+  TESSERA_REQUIRE_CLI();
+  if (run_cli("train --help").code != 0) GTEST_SKIP() << "this build has no train command (no LibTorch)";
+  const CliResult r = run_cli("train --model gat --data sbm");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--model: gat not in {gatv2,gcn,sage,transformer}"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("loading"), std::string::npos) << r.out;
+}
+
 TEST(CliCommands, InspectGeneratorSpec) {
   TESSERA_REQUIRE_CLI();
   const CliResult r = run_cli("inspect grid:rows=3,cols=4 --tiles");
