@@ -3,6 +3,7 @@
 // TESSERA_CLI_COMMAND, so adding a command never edits main.cpp.
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,6 +20,23 @@ struct Command {
 };
 
 std::vector<Command>& commands();
+
+// Number checks whose messages read well: CLI11's PositiveNumber and NonNegativeNumber print the
+// range of a double ("Value 0 not in range 0.000000 to 179769313486231570814527423731704...").
+// Usage errors read "--hidden: must be positive, got 0".
+inline CLI::Validator number_at_least(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end == nullptr || *end != '\0') return "expected a number, got '" + text + "'";
+        if (allow_zero ? v >= 0 : v > 0) return {};
+        return std::string(allow_zero ? "must not be negative" : "must be positive") + ", got " + text;
+      },
+      allow_zero ? "NONNEGATIVE" : "POSITIVE");
+}
+inline CLI::Validator positive() { return number_at_least(false); }
+inline CLI::Validator non_negative() { return number_at_least(true); }
 
 struct Registrar {
   Registrar(std::string name, std::string help, int order, Setup setup) {

@@ -195,8 +195,8 @@ TESSERA_CLI_COMMAND(
       sub.add_option("--tol", a->tol, "PCG relative residual (0: 1e-12 float64, 1e-6 float32)")->capture_default_str();
       sub.add_option("--max-iter", a->max_iter, "PCG iteration limit per pair")->capture_default_str();
       sub.add_option("--reorder", a->reorder, "node order for the octiles: none, rcm, partition")->capture_default_str();
-      sub.add_option("--limit", a->limit, "use only the first N graphs");
-      sub.add_option("--threads", a->threads, "CPU threads (0 = all)");
+      sub.add_option("--limit", a->limit, "use only the first N graphs")->check(tessera::cli::positive());
+      sub.add_option("--threads", a->threads, "CPU threads (0 = all)")->check(tessera::cli::non_negative());
       sub.add_flag("--json", a->json, "print the statistics as JSON (no progress lines)");
       return std::function<int()>([a] { return tessera::cli::run_kernel(*a); });
     });

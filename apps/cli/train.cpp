@@ -224,19 +224,19 @@ TESSERA_CLI_COMMAND("train", "Full-batch node classification with a registered G
   sub.add_option("--data", a->data, "Planetoid directory (e.g. ../shared/data/cora) or task generator spec (sbm[:...])")
       ->capture_default_str();
   sub.add_option("--heads", a->heads, "attention heads of the gatv2 / transformer models (0 = model default)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tessera::cli::non_negative());
   sub.add_option("--aggr", a->aggr, "neighbour aggregation of the sage model: max, min, sum or mean (default mean)")
       ->check(CLI::IsMember({"max", "min", "sum", "add", "mean"}));
-  sub.add_option("--hidden", a->hidden, "hidden channels")->capture_default_str()->check(CLI::PositiveNumber);
-  sub.add_option("--layers", a->layers, "number of layers")->capture_default_str()->check(CLI::PositiveNumber);
-  sub.add_option("--epochs", a->epochs, "maximum epochs")->capture_default_str()->check(CLI::NonNegativeNumber);
-  sub.add_option("--lr", a->lr, "Adam learning rate")->capture_default_str()->check(CLI::PositiveNumber);
-  sub.add_option("--weight-decay", a->weight_decay, "Adam weight decay")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub.add_option("--hidden", a->hidden, "hidden channels")->capture_default_str()->check(tessera::cli::positive());
+  sub.add_option("--layers", a->layers, "number of layers")->capture_default_str()->check(tessera::cli::positive());
+  sub.add_option("--epochs", a->epochs, "maximum epochs")->capture_default_str()->check(tessera::cli::non_negative());
+  sub.add_option("--lr", a->lr, "Adam learning rate")->capture_default_str()->check(tessera::cli::positive());
+  sub.add_option("--weight-decay", a->weight_decay, "Adam weight decay")->capture_default_str()->check(tessera::cli::non_negative());
   sub.add_option("--dropout", a->dropout, "dropout probability")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   sub.add_option("--device", a->device, "cpu or cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
   sub.add_option("--seed", a->seed, "random seed (initialization, dropout)")->capture_default_str();
   sub.add_option("--patience", a->patience, "stop after this many epochs without a better validation accuracy (0 = off)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(tessera::cli::non_negative());
   sub.add_flag("-q,--quiet", a->quiet, "no progress bar");
   return std::function<int()>([a] { return tessera::cli::run_train(*a); });
 });

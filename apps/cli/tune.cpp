@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -19,6 +20,7 @@
 #include "command.hpp"
 #include "graph_arg.hpp"
 #include "progress.hpp"
+#include "tessera/core/dtype.hpp"
 #include "tessera/graph/stats.hpp"
 #include "tessera/ops/segment_reduce.hpp"
 #include "tessera/ops/spmm.hpp"
@@ -283,12 +285,24 @@ TESSERA_CLI_COMMAND("tune", "Predict variants from graph statistics, time them, 
                     [](CLI::App& sub) {
                       auto a = std::make_shared<tessera::cli::TuneArgs>();
                       sub.add_option("graph", a->graphs, "graph file(s), data-set directory or generator spec");
-                      sub.add_option("-w,--width", a->widths, "feature width(s) (default 64; bench: 16..256)");
-                      sub.add_option("--dtype", a->dtypes, "f32, f64, f16, bf16 (default f32; bench: f32 f16)");
+                      sub.add_option("-w,--width", a->widths, "feature width(s) (default 64; bench: 16..256)")
+                          ->check(tessera::cli::positive());
+                      sub.add_option("--dtype", a->dtypes, "f32, f64, f16, bf16 (default f32; bench: f32 f16)")
+                          ->check(CLI::Validator(
+                              [](std::string& name) {  // while parsing, not after the first graph's timings
+                                try {
+                                  tessera::parse_dtype(name);
+                                  return std::string();
+                                } catch (const std::exception& e) {
+                                  return std::string(e.what());
+                                }
+                              },
+                              "DTYPE"));
                       sub.add_flag("--bench", a->bench,
                                    "over the benchmark graphs and widths: share of predictions within --tolerance "
                                    "of the best (no cache writes)");
-                      sub.add_option("--tolerance", a->tolerance, "relative slack for 'within' (default 0.10)");
+                      sub.add_option("--tolerance", a->tolerance, "relative slack for 'within' (default 0.10)")
+                          ->check(tessera::cli::non_negative());
                       sub.add_option("--json-out", a->json_out, "also write the JSON result to this file");
                       sub.add_flag("--cpu", a->cpu, "tune the host variants even when a GPU is present");
                       sub.add_flag("--symmetrize", a->symmetrize, "add the reverse of every edge first");
