@@ -18,6 +18,13 @@ namespace fs = std::filesystem;
 using testing::CliResult;
 using testing::run_cli;
 
+// `tessera ARGS` exits 2 (usage) and its output holds `message`.
+void expect_usage_error(const std::string& args, const std::string& message) {
+  const CliResult r = run_cli(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+  EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+}
+
 TEST(CliCommands, HelpAndUsageErrors) {
   TESSERA_REQUIRE_CLI();
   for (const char* cmd : {"inspect --help", "generate --help"}) {
@@ -30,27 +37,17 @@ TEST(CliCommands, HelpAndUsageErrors) {
   EXPECT_EQ(run_cli("generate grid").code, 2);                      // missing -o
   EXPECT_EQ(run_cli("generate grid -o x.txt --format nope").code, 2);
   EXPECT_EQ(run_cli("no-such-command").code, 2);
-  const CliResult width = run_cli("tune grid --width 0");  // numbers are checked with a readable message
-  EXPECT_EQ(width.code, 2) << width.out;
-  EXPECT_NE(width.out.find("--width: must be positive, got 0"), std::string::npos) << width.out;
-  const CliResult dtype = run_cli("tune grid --dtype f8");
-  EXPECT_EQ(dtype.code, 2) << dtype.out;
-  EXPECT_NE(dtype.out.find("--dtype: unknown dtype 'f8'"), std::string::npos) << dtype.out;
+  expect_usage_error("tune grid --width 0", "--width: must be positive, got 0");  // a message that reads
+  expect_usage_error("tune grid --dtype f8", "--dtype: unknown dtype 'f8'");
 }
 
 TEST(CliCommands, TrainRejectsBadArgumentsBeforeLoading) {
   TESSERA_REQUIRE_CLI();
   if (run_cli("train --help").code != 0) GTEST_SKIP() << "this build has no train command (no LibTorch)";
-  const CliResult r = run_cli("train --model gat --data sbm");
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("--model: gat not in {gatv2,gcn,sage,transformer}"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("loading"), std::string::npos) << r.out;
-  const CliResult hidden = run_cli("train --hidden 0");
-  EXPECT_EQ(hidden.code, 2) << hidden.out;
-  EXPECT_NE(hidden.out.find("--hidden: must be positive, got 0"), std::string::npos) << hidden.out;
-  const CliResult epochs = run_cli("train --epochs -1");
-  EXPECT_EQ(epochs.code, 2) << epochs.out;
-  EXPECT_NE(epochs.out.find("--epochs: must not be negative, got -1"), std::string::npos) << epochs.out;
+  expect_usage_error("train --model gat --data sbm", "--model: gat not in {gatv2,gcn,sage,transformer}");
+  EXPECT_EQ(run_cli("train --model gat --data sbm").out.find("loading"), std::string::npos);
+  expect_usage_error("train --hidden 0", "--hidden: must be positive, got 0");
+  expect_usage_error("train --epochs -1", "--epochs: must not be negative, got -1");
 }
 
 TEST(CliCommands, InspectGeneratorSpec) {
