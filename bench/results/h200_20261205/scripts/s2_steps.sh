@@ -18,4 +18,4 @@ for hg in 1 0; do L=$(left 500); [ $L -gt 20 ] && TESSERA_ATTENTION_HEAD_GROUPS=
 echo elapsed $(( $(date +%s) - T0 ))
 for hg in 1 0; do L=$(left 560); [ $L -gt 20 ] && TESSERA_ATTENTION_HEAD_GROUPS=$hg timeout $L python3 bench/attention_layer_bench.py --graphs grid --hc 4x64,8x128 --dtype f16 --no-pyg --budget-s 40 --json $R/attention_layer_f16_hg${hg}_$C.json > $R/attention_layer_f16_hg${hg}_$C.txt 2>&1; echo rc=$?; grep -v "^wrote" $R/attention_layer_f16_hg${hg}_$C.txt; done
 echo elapsed $(( $(date +%s) - T0 ))
-L=$(left 595); [ $L -gt 15 ] && timeout $L python3 -m pytest -q -x tests/python/test_attention.py > $R/pytest_attention_$C.txt 2>&1; tail -n 3 $R/pytest_attention_$C.txt
+L=$(left 595); [ $L -gt 15 ] && timeout $L python3 -m pytest -q -x tests/python/test_attention.py tests/python/test_layer_inputs.py > $R/pytest_attention_$C.txt 2>&1; tail -n 3 $R/pytest_attention_$C.txt
