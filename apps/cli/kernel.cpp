@@ -1,12 +1,11 @@
 // tessera kernel DATASET: the marginalized-graph-kernel Gram matrix of a TU collection or of the
-// molecules of a SMILES file (.csv with a SMILES column, .smi; RDKit builds only), written
-// as .npy or .csv (to a temporary name, then renamed), with progress (pairs per second) on stderr
-// and convergence statistics; pairs that did not converge are listed and make the exit code 3.
-#include <unistd.h>
-
+// molecules of a SMILES file (.csv with a SMILES column, .smi; RDKit builds only), written as .npy
+// or .csv[.gz] (io::write_dense: to a temporary name, then renamed), with progress (pairs per
+// second) on stderr and convergence statistics; pairs that did not converge are listed and make
+// the exit code 3.
 #include <cstdio>
+#include <exception>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,44 +29,6 @@ struct KernelArgs {
   int64_t limit = 0;
   bool normalize = false, json = false, skip_invalid = false;
 };
-
-void write_matrix(const std::string& path, const Dense<double>& K) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    TESSERA_CHECK(f.good(), "kernel: cannot open ", tmp, " for writing");
-    if (path.size() >= 4 && path.substr(path.size() - 4) == ".csv") {
-      char buf[64];
-      for (int64_t i = 0; i < K.rows; ++i) {
-        for (int64_t j = 0; j < K.cols; ++j) {
-          std::snprintf(buf, sizeof buf, "%.17g", K(i, j));
-          f << (j ? "," : "") << buf;
-        }
-        f << "\n";
-      }
-    } else {
-      TESSERA_CHECK(path.size() >= 4 && path.substr(path.size() - 4) == ".npy", "kernel: output ", path,
-                    " must end in .npy or .csv");
-      std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (" + std::to_string(K.rows) + ", " +
-                           std::to_string(K.cols) + "), }";
-      while ((10 + header.size() + 1) % 64) header += ' ';
-      header += '\n';
-      const uint16_t hl = uint16_t(header.size());
-      f.write("\x93NUMPY\x01\x00", 8);
-      f.put(char(hl & 0xff)).put(char(hl >> 8));
-      f << header;
-      f.write(reinterpret_cast<const char*>(K.data.data()), std::streamsize(K.data.size() * sizeof(double)));
-    }
-    f.flush();
-    TESSERA_CHECK(f.good(), "kernel: writing ", tmp, " failed");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp);
-    fail("kernel: cannot rename ", tmp, " to ", path, ": ", ec.message());
-  }
-}
 
 int run_kernel(const KernelArgs& a) {
   using namespace tessera::kernels;
@@ -130,7 +91,7 @@ int run_kernel(const KernelArgs& a) {
                  (long long)N, (long long)total, o.node_kernel.describe().c_str(), o.edge_kernel.describe().c_str(),
                  o.q, dtype_name(o.dtype), o.device.str().c_str());
   const GramResult g = mgk.gram(col.graphs);
-  write_matrix(a.output, g.K);
+  io::write_dense(a.output, g.K);
   const auto& st = g.stats;
   nlohmann::json j = {{"dataset", a.dataset},
                       {"graphs", N},
@@ -182,7 +143,18 @@ TESSERA_CLI_COMMAND(
       sub.add_option("--smiles-column", a->smiles_column,
                      "CSV column holding the SMILES (default: the column named smiles, any case), e.g. mol");
       sub.add_flag("--skip-invalid", a->skip_invalid, "drop molecules RDKit rejects (listed on stderr) instead of failing");
-      sub.add_option("-o,--output", a->output, "Gram matrix file, .npy (float64) or .csv")->capture_default_str();
+      sub.add_option("-o,--output", a->output, "Gram matrix file, .npy (float64) or .csv[.gz]")
+          ->capture_default_str()
+          ->check(CLI::Validator(
+              [](std::string& path) {  // while parsing, not after the Gram matrix is computed
+                try {
+                  tessera::io::check_dense_path(path);
+                  return std::string();
+                } catch (const std::exception& e) {
+                  return std::string(e.what());
+                }
+              },
+              "PATH"));
       sub.add_option("--q", a->q, "stopping probability in (0, 1)")->capture_default_str();
       sub.add_flag("--normalize", a->normalize, "K(G,G') / sqrt(K(G,G) K(G',G'))");
       sub.add_option("--lmin", a->lmin, "1: subtract the single-vertex term")->capture_default_str();

@@ -39,6 +39,8 @@ TEST(CliCommands, HelpAndUsageErrors) {
   EXPECT_EQ(run_cli("no-such-command").code, 2);
   expect_usage_error("tune grid --width 0", "--width: must be positive, got 0");  // a message that reads
   expect_usage_error("tune grid --dtype f8", "--dtype: unknown dtype 'f8'");
+  // Checked before the dataset is read and the Gram matrix computed (this dataset does not exist).
+  expect_usage_error("kernel /nonexistent -o gram.txt", "gram.txt: a dense matrix is written as .npy");
 }
 
 TEST(CliCommands, TrainRejectsBadArgumentsBeforeLoading) {

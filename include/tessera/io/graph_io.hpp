@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/core/dense.hpp"
 #include "tessera/graph/csr.hpp"
 #include "tessera/graph/dataset.hpp"
 
@@ -64,6 +65,12 @@ TemporalEdges read_temporal_edges(const std::string& path, const std::string& or
 TemporalEdges read_temporal_edges(const std::string& path, const TemporalOptions& opt);
 // One line per step, one finite value per node, the same width on every line.
 NodeSignal read_node_signal(const std::string& path);
+
+// A dense float64 matrix (a Gram matrix): .npy (NumPy format 1.0, '<f8', C order) or .csv[.gz] (a
+// row per line, %.17g, which reads back to the same doubles). check_dense_path refuses any other
+// name from the path alone, so a command can check its output before it computes anything.
+void check_dense_path(const std::string& path);
+void write_dense(const std::string& path, const Dense<double>& m);
 
 // Binary cache: versioned header (magic, version, index width, flags), the arrays, and a
 // checksum of everything before it. Loading checks all of them and says which failed.
