@@ -1,7 +1,6 @@
 // tessera reorder GRAPH --method ...: computes node orders and prints their cost (seconds) and
 // effect (non-empty 8x8 / 16x8 tiles, mean tile fill, bandwidth, profile) in one table.
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -63,10 +62,9 @@ int run_reorder(const ReorderArgs& a) {
     if (&m == &methods.front()) {  // -o / --perm: the first method's result
       if (!a.out.empty()) io::write_graph(a.out, g.view());
       if (!a.perm_out.empty()) {
-        std::ofstream f(a.perm_out);
-        TESSERA_CHECK(f, "reorder: cannot write ", a.perm_out);
-        for (int64_t k = 0; k < p.size(); ++k) f << p.old_of_new(k) << '\n';  // old id at each new position
-        TESSERA_CHECK(f.good(), "reorder: write to ", a.perm_out, " failed");
+        std::string text;  // the old id at each new position, one per line
+        for (int64_t k = 0; k < p.size(); ++k) (text += std::to_string(p.old_of_new(k))) += '\n';
+        io::write_text(a.perm_out, text);
       }
     }
   }

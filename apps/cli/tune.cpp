@@ -9,7 +9,6 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -21,6 +20,7 @@
 #include "graph_arg.hpp"
 #include "progress.hpp"
 #include "tessera/core/dtype.hpp"
+#include "tessera/io/graph_io.hpp"
 #include "tessera/graph/stats.hpp"
 #include "tessera/ops/segment_reduce.hpp"
 #include "tessera/ops/spmm.hpp"
@@ -245,9 +245,7 @@ int run_tune(TuneArgs a) {
                     {"reorder_predicted_correctly", reorder_strict},
                     {"cache", a.bench ? std::string("") : tune::Cache::global().path()}};
   if (!a.json_out.empty()) {
-    std::ofstream f(a.json_out);
-    f << out.dump(2) << "\n";
-    TESSERA_CHECK(f.good(), "tune: cannot write ", a.json_out);
+    io::write_text(a.json_out, out.dump(2) + "\n");
   }
   if (a.json) {
     std::printf("%s\n", out.dump(2).c_str());

@@ -1,5 +1,5 @@
-// write_dense: a float64 matrix as .npy or .csv, through AtomicOutput (temporary file, renamed on
-// success, removed on failure).
+// write_dense (a float64 matrix as .npy or .csv) and write_text, through AtomicOutput (temporary
+// file, renamed on success, removed on failure).
 #include <cstdio>
 #include <string>
 
@@ -49,6 +49,12 @@ void write_dense(const std::string& path, const Dense<double>& m) {
       out.put('\n');
     }
   }
+  out.commit();
+}
+
+void write_text(const std::string& path, std::string_view text) {
+  detail::AtomicOutput out(path);
+  out.write(text.data(), text.size());
   out.commit();
 }
 

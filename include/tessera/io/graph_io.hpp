@@ -7,6 +7,7 @@
 // allocated from them (a 100-byte file cannot declare 10^12 nodes), lines are capped at 256 MiB.
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "tessera/core/dense.hpp"
 #include "tessera/graph/csr.hpp"
@@ -71,6 +72,10 @@ NodeSignal read_node_signal(const std::string& path);
 // name from the path alone, so a command can check its output before it computes anything.
 void check_dense_path(const std::string& path);
 void write_dense(const std::string& path, const Dense<double>& m);
+
+// Any text (a permutation, a JSON report) to path the same way: a temporary file renamed onto it,
+// gzip-compressed when path ends in .gz.
+void write_text(const std::string& path, std::string_view text);
 
 // Binary cache: versioned header (magic, version, index width, flags), the arrays, and a
 // checksum of everything before it. Loading checks all of them and says which failed.
