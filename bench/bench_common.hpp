@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "tessera/io/graph_io.hpp"
 
 namespace tessera::bench {
 
@@ -43,21 +45,12 @@ inline std::string git_commit() {
 template <class Json>
 [[nodiscard]] bool write_json(const std::string& path, const Json& doc) {
   namespace fs = std::filesystem;
-  const std::string tmp = path + ".tmp";
   std::error_code ec;
   if (const fs::path parent = fs::path(path).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
-  {
-    std::ofstream f(tmp);
-    f << doc.dump(2) << '\n';
-    f.close();  // flushes: a full disk shows up here, not after the rename
-    if (f.fail()) {
-      std::fprintf(stderr, "cannot write %s\n", tmp.c_str());
-      return false;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::fprintf(stderr, "cannot rename %s to %s: %s\n", tmp.c_str(), path.c_str(), ec.message().c_str());
+  try {
+    tessera::io::write_text(path, doc.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
     return false;
   }
   std::printf("wrote %s\n", path.c_str());

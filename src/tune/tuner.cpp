@@ -10,8 +10,6 @@
 // the cache as "<path>.corrupt" for inspection, and the next store() writes a fresh, valid file.
 #include "tessera/tune/tuner.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -26,6 +24,7 @@
 #include <sstream>
 
 #include "tessera/core/error.hpp"
+#include "tessera/io/graph_io.hpp"
 #include "tessera/tune/choose.hpp"
 
 #ifdef TESSERA_WITH_CUDA
@@ -134,19 +133,7 @@ void Cache::save_locked() {
   const fs::path target(path_);
   std::error_code ec;
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  const std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    TESSERA_CHECK(out.good(), "tuner cache: cannot write ", tmp);
-    out << j.dump(1) << '\n';
-    out.flush();
-    TESSERA_CHECK(out.good(), "tuner cache: write to ", tmp, " failed");
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp);
-    fail("tuner cache: cannot rename ", tmp, " to ", path_, ": ", ec.message());
-  }
+  io::write_text(path_, j.dump(1) + "\n");  // a temporary file renamed onto the cache: never half written
 }
 
 bool Cache::lookup(const Key& k, Choice& out) {
