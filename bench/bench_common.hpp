@@ -48,7 +48,7 @@ template <class Json>
   std::error_code ec;
   if (const fs::path parent = fs::path(path).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
   try {
-    tessera::io::write_text(path, doc.dump(2) + "\n");
+    tessera::io::write_file(path, doc.dump(2) + "\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return false;

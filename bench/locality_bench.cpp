@@ -103,13 +103,7 @@ bool load_order(const std::string& path, int64_t n, std::vector<int64_t>& order)
   return f.gcount() == std::streamsize(n * 8) && f.peek() == EOF;
 }
 void save_order(const std::string& path, const std::vector<int64_t>& order) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(order.data()), std::streamsize(order.size() * 8));
-    TESSERA_CHECK(f.good(), "locality_bench: cannot write ", tmp);
-  }
-  fs::rename(tmp, path);
+  io::write_file(path, std::string_view(reinterpret_cast<const char*>(order.data()), order.size() * 8));
 }
 
 struct Loaded {

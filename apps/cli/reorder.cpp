@@ -64,7 +64,7 @@ int run_reorder(const ReorderArgs& a) {
       if (!a.perm_out.empty()) {
         std::string text;  // the old id at each new position, one per line
         for (int64_t k = 0; k < p.size(); ++k) (text += std::to_string(p.old_of_new(k))) += '\n';
-        io::write_text(a.perm_out, text);
+        io::write_file(a.perm_out, text);
       }
     }
   }

@@ -245,7 +245,7 @@ int run_tune(TuneArgs a) {
                     {"reorder_predicted_correctly", reorder_strict},
                     {"cache", a.bench ? std::string("") : tune::Cache::global().path()}};
   if (!a.json_out.empty()) {
-    io::write_text(a.json_out, out.dump(2) + "\n");
+    io::write_file(a.json_out, out.dump(2) + "\n");
   }
   if (a.json) {
     std::printf("%s\n", out.dump(2).c_str());

@@ -1,4 +1,4 @@
-// write_dense (a float64 matrix as .npy or .csv) and write_text, through AtomicOutput (temporary
+// write_dense (a float64 matrix as .npy or .csv) and write_file, through AtomicOutput (temporary
 // file, renamed on success, removed on failure).
 #include <cstdio>
 #include <string>
@@ -52,9 +52,9 @@ void write_dense(const std::string& path, const Dense<double>& m) {
   out.commit();
 }
 
-void write_text(const std::string& path, std::string_view text) {
+void write_file(const std::string& path, std::string_view bytes) {
   detail::AtomicOutput out(path);
-  out.write(text.data(), text.size());
+  out.write(bytes.data(), bytes.size());
   out.commit();
 }
 

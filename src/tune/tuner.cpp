@@ -133,7 +133,7 @@ void Cache::save_locked() {
   const fs::path target(path_);
   std::error_code ec;
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  io::write_text(path_, j.dump(1) + "\n");  // a temporary file renamed onto the cache: never half written
+  io::write_file(path_, j.dump(1) + "\n");  // a temporary file renamed onto the cache: never half written
 }
 
 bool Cache::lookup(const Key& k, Choice& out) {

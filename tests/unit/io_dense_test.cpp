@@ -1,6 +1,6 @@
 // io::write_dense: a Gram matrix as .npy (read back byte by byte: NumPy format 1.0 header, then the
 // doubles) and as .csv (read back to the same doubles), and refusal of any other name before a
-// file is created; io::write_text.
+// file is created; io::write_file.
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -97,14 +97,14 @@ TEST(IoDense, OtherNamesAreRefusedBeforeAnyFileExists) {
   EXPECT_NO_THROW(io::check_dense_path(dir.file("gram.csv.gz")));
 }
 
-TEST(IoDense, TextIsWrittenWholeOrNotAtAll) {
+TEST(IoDense, FilesAreWrittenWholeOrNotAtAll) {
   TempDir dir;
   const std::string path = dir.file("perm.txt");
   testing::write_text(path, "an older file\n");
-  io::write_text(path, "2\n0\n1\n");
+  io::write_file(path, "2\n0\n1\n");
   EXPECT_EQ(slurp(path), "2\n0\n1\n");
   EXPECT_TRUE(dir.no_temp_files());
-  EXPECT_THROW(io::write_text(dir.file("no/such/dir/perm.txt"), "x"), Error);
+  EXPECT_THROW(io::write_file(dir.file("no/such/dir/perm.txt"), "x"), Error);
   EXPECT_EQ(slurp(path), "2\n0\n1\n");
 }
 

@@ -73,9 +73,9 @@ NodeSignal read_node_signal(const std::string& path);
 void check_dense_path(const std::string& path);
 void write_dense(const std::string& path, const Dense<double>& m);
 
-// Any text (a permutation, a JSON report) to path the same way: a temporary file renamed onto it,
+// Any bytes (a permutation, a JSON report, a cache) to path the same way: a temporary file renamed onto it,
 // gzip-compressed when path ends in .gz.
-void write_text(const std::string& path, std::string_view text);
+void write_file(const std::string& path, std::string_view bytes);
 
 // Binary cache: versioned header (magic, version, index width, flags), the arrays, and a
 // checksum of everything before it. Loading checks all of them and says which failed.
