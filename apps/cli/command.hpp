@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
+#include <exception>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -37,6 +39,24 @@ inline CLI::Validator number_at_least(bool allow_zero) {
 }
 inline CLI::Validator positive() { return number_at_least(false); }
 inline CLI::Validator non_negative() { return number_at_least(true); }
+
+// An output file whose directory exists, and (check, when given) a name its writer accepts: checked
+// while parsing, so a typo in a path is a usage error, not a failure after the computation.
+inline CLI::Validator output_file(std::function<void(const std::string&)> check = {}) {
+  return CLI::Validator(
+      [check](std::string& path) -> std::string {
+        const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+        if (!dir.empty() && !std::filesystem::is_directory(dir)) return "directory " + dir.string() + " does not exist";
+        if (!check) return {};
+        try {
+          check(path);
+          return {};
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+      },
+      "FILE");
+}
 
 struct Registrar {
   Registrar(std::string name, std::string help, int order, Setup setup) {

@@ -29,6 +29,7 @@ void write(const GenerateArgs& a, const CsrView<int64_t>& g) {
 int run_generate(const GenerateArgs& a) {
   TESSERA_CHECK(gen::is_generator_spec(a.spec), "'", a.spec, "' is not a generator spec; generators:\n",
                 gen::generator_help());
+  if (a.format == "auto") io::check_graph_path(a.output);  // before a generation that may take minutes
   BuildOptions build;
   build.symmetrize = a.symmetrize;
   if (a.remove_self_loops) build.self_loops = SelfLoops::remove;
@@ -54,7 +55,8 @@ TESSERA_CLI_COMMAND("generate", "Write a generated graph (generator spec) to a f
   auto a = std::make_shared<tessera::cli::GenerateArgs>();
   sub.add_option("spec", a->spec, "generator spec, e.g. rmat:scale=20,degree=16,seed=1 (see below)")->required();
   sub.add_option("-o,--output", a->output, "output file; the format follows the extension unless --format is given")
-      ->required();
+      ->required()
+      ->check(tessera::cli::output_file());
   sub.add_option("--format", a->format, "auto (by extension: .txt/.el[.gz], .mtx[.gz], .tsr), edgelist, mtx, binary")
       ->check(CLI::IsMember({"auto", "edgelist", "mtx", "binary"}))
       ->capture_default_str();

@@ -4,7 +4,6 @@
 // second) on stderr and convergence statistics; pairs that did not converge are listed and make
 // the exit code 3.
 #include <cstdio>
-#include <exception>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -145,16 +144,7 @@ TESSERA_CLI_COMMAND(
       sub.add_flag("--skip-invalid", a->skip_invalid, "drop molecules RDKit rejects (listed on stderr) instead of failing");
       sub.add_option("-o,--output", a->output, "Gram matrix file, .npy (float64) or .csv[.gz]")
           ->capture_default_str()
-          ->check(CLI::Validator(
-              [](std::string& path) {  // while parsing, not after the Gram matrix is computed
-                try {
-                  tessera::io::check_dense_path(path);
-                  return std::string();
-                } catch (const std::exception& e) {
-                  return std::string(e.what());
-                }
-              },
-              "PATH"));
+          ->check(tessera::cli::output_file(tessera::io::check_dense_path));
       sub.add_option("--q", a->q, "stopping probability in (0, 1)")->capture_default_str();
       sub.add_flag("--normalize", a->normalize, "K(G,G') / sqrt(K(G,G) K(G',G'))");
       sub.add_option("--lmin", a->lmin, "1: subtract the single-vertex term")->capture_default_str();

@@ -95,8 +95,10 @@ TESSERA_CLI_COMMAND("reorder", "Compute node orders (degree, rcm, metis, pbr, mo
                       sub.add_option("-m,--method", a->methods,
                                      "order spec, repeatable: none, degree, rcm, metis[:parts=K|size=S], "
                                      "pbr[:size=S,tile=8x8|16x8,passes=P], morton, hilbert (default: all that apply)");
-                      sub.add_option("-o,--out", a->out, "write the graph in the first method's order (.txt/.mtx/.tsr)");
-                      sub.add_option("--perm", a->perm_out, "write the first method's order: old id per new position");
+                      sub.add_option("-o,--out", a->out, "write the graph in the first method's order (.txt/.mtx/.tsr)")
+                          ->check(tessera::cli::output_file(tessera::io::check_graph_path));
+                      sub.add_option("--perm", a->perm_out, "write the first method's order: old id per new position")
+                          ->check(tessera::cli::output_file());
                       sub.add_flag("--symmetrize", a->symmetrize, "add the reverse of every edge first");
                       sub.add_flag("--json", a->json, "print one JSON object instead of the table");
                       return std::function<int()>([a] { return tessera::cli::run_reorder(*a); });

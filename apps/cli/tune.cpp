@@ -301,7 +301,8 @@ TESSERA_CLI_COMMAND("tune", "Predict variants from graph statistics, time them, 
                                    "of the best (no cache writes)");
                       sub.add_option("--tolerance", a->tolerance, "relative slack for 'within' (default 0.10)")
                           ->check(tessera::cli::non_negative());
-                      sub.add_option("--json-out", a->json_out, "also write the JSON result to this file");
+                      sub.add_option("--json-out", a->json_out, "also write the JSON result to this file")
+                          ->check(tessera::cli::output_file());
                       sub.add_flag("--cpu", a->cpu, "tune the host variants even when a GPU is present");
                       sub.add_flag("--symmetrize", a->symmetrize, "add the reverse of every edge first");
                       sub.add_flag("--json", a->json, "print one JSON object instead of the table");

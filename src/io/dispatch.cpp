@@ -86,16 +86,31 @@ Csr<int64_t> read_graph(const std::string& path, const BuildOptions& build, cons
        "' (edge list .txt/.el/.edges/.csv[.gz], Matrix Market .mtx[.gz], binary .tsr, or a data-set directory)");
 }
 
-void write_graph(const std::string& path, const CsrView<int64_t>& g) {
-  TESSERA_CHECK(!g.device.is_cuda(), path, ": write_graph needs a host graph");
+namespace {
+enum class GraphFile { edge_list, matrix_market, binary };
+
+// The writer a path's extension picks, or an error naming the types there are.
+GraphFile graph_file_to_write(const std::string& path) {
   const std::string ext = detail::graph_extension(path);
-  if (is_edge_list_ext(ext) && ext != ".csv" && ext != ".tsv") return write_edge_list(path, g);
-  if (ext == ".mtx") return write_matrix_market(path, g);
+  if (is_edge_list_ext(ext) && ext != ".csv" && ext != ".tsv") return GraphFile::edge_list;
+  if (ext == ".mtx") return GraphFile::matrix_market;
   if (ext == ".tsr") {
     if (detail::ends_with(path, ".gz")) fail(path, ": .tsr files are not compressed");
-    return write_binary(path, g);
+    return GraphFile::binary;
   }
   fail(path, ": cannot write graph file type '", ext, "' (.txt/.el/.edges[.gz], .mtx[.gz], .tsr)");
+}
+}  // namespace
+
+void check_graph_path(const std::string& path) { graph_file_to_write(path); }
+
+void write_graph(const std::string& path, const CsrView<int64_t>& g) {
+  TESSERA_CHECK(!g.device.is_cuda(), path, ": write_graph needs a host graph");
+  switch (graph_file_to_write(path)) {
+    case GraphFile::edge_list: return write_edge_list(path, g);
+    case GraphFile::matrix_market: return write_matrix_market(path, g);
+    case GraphFile::binary: return write_binary(path, g);
+  }
 }
 
 }  // namespace tessera::io

@@ -41,6 +41,9 @@ TEST(CliCommands, HelpAndUsageErrors) {
   expect_usage_error("tune grid --dtype f8", "--dtype: unknown dtype 'f8'");
   // Checked before the dataset is read and the Gram matrix computed (this dataset does not exist).
   expect_usage_error("kernel /nonexistent -o gram.txt", "gram.txt: a dense matrix is written as .npy");
+  expect_usage_error("generate grid -o /nonexistent/dir/g.mtx", "--output: directory /nonexistent/dir does not exist");
+  expect_usage_error("reorder grid -o g.unknown", "--out: g.unknown: cannot write graph file type '.unknown'");
+  expect_usage_error("tune grid --json-out /nonexistent/t.json", "--json-out: directory /nonexistent does not exist");
 }
 
 TEST(CliCommands, TrainRejectsBadArgumentsBeforeLoading) {
@@ -80,6 +83,11 @@ TEST(CliCommands, ErrorsExitOne) {
   const CliResult missing = run_cli("inspect /nonexistent/graph.txt");
   EXPECT_EQ(missing.code, 1) << missing.out;
   EXPECT_NE(missing.out.find("neither a file"), std::string::npos) << missing.out;
+  // A graph file type generate cannot write is refused before the graph is generated.
+  const CliResult type = run_cli("generate rmat:scale=8 -o g.unknown");
+  EXPECT_EQ(type.code, 1) << type.out;
+  EXPECT_NE(type.out.find("cannot write graph file type '.unknown'"), std::string::npos) << type.out;
+  EXPECT_EQ(type.out.find("generating"), std::string::npos) << type.out;
 }
 
 TEST(CliCommands, GenerateThenInspectRoundTrip) {

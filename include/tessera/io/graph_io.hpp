@@ -99,7 +99,9 @@ Csr<int64_t> read_graph(const std::string& path, const BuildOptions& build = {})
 // The same with explicit options for edge-list files (base, remap, weights, delimiter).
 Csr<int64_t> read_graph(const std::string& path, const BuildOptions& build,
                         const EdgeListOptions& edge_list);
-// Writes by extension (.txt/.el[.gz], .mtx[.gz], .tsr).
+// Writes by extension (.txt/.el[.gz], .mtx[.gz], .tsr). check_graph_path raises write_graph's error
+// for a path it cannot write, from the path alone (before a long generation or reordering).
 void write_graph(const std::string& path, const CsrView<int64_t>& g);
+void check_graph_path(const std::string& path);
 
 }  // namespace tessera::io
