@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessera::cli {
@@ -40,20 +41,28 @@ inline CLI::Validator number_at_least(bool allow_zero) {
 inline CLI::Validator positive() { return number_at_least(false); }
 inline CLI::Validator non_negative() { return number_at_least(true); }
 
-// An output file whose directory exists, and (check, when given) a name its writer accepts: checked
-// while parsing, so a typo in a path is a usage error, not a failure after the computation.
-inline CLI::Validator output_file(std::function<void(const std::string&)> check = {}) {
+// A value the library itself checks (check throws tessera::Error saying why it is refused, e.g.
+// parse_dtype), checked while parsing: a typo is a usage error, not a failure after the work.
+using Check = std::function<void(const std::string&)>;
+inline std::string refusal(const Check& check, const std::string& value) {
+  try {
+    check(value);
+    return {};
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+inline CLI::Validator checked_by(Check check, std::string name) {
+  return CLI::Validator([check](std::string& value) { return refusal(check, value); }, std::move(name));
+}
+
+// An output file whose directory exists and (check, when given) whose name its writer accepts.
+inline CLI::Validator output_file(Check check = {}) {
   return CLI::Validator(
       [check](std::string& path) -> std::string {
         const std::filesystem::path dir = std::filesystem::path(path).parent_path();
         if (!dir.empty() && !std::filesystem::is_directory(dir)) return "directory " + dir.string() + " does not exist";
-        if (!check) return {};
-        try {
-          check(path);
-          return {};
-        } catch (const std::exception& e) {
-          return e.what();
-        }
+        return check ? refusal(check, path) : std::string();
       },
       "FILE");
 }

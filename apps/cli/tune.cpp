@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -286,16 +285,8 @@ TESSERA_CLI_COMMAND("tune", "Predict variants from graph statistics, time them, 
                       sub.add_option("-w,--width", a->widths, "feature width(s) (default 64; bench: 16..256)")
                           ->check(tessera::cli::positive());
                       sub.add_option("--dtype", a->dtypes, "f32, f64, f16, bf16 (default f32; bench: f32 f16)")
-                          ->check(CLI::Validator(
-                              [](std::string& name) {  // while parsing, not after the first graph's timings
-                                try {
-                                  tessera::parse_dtype(name);
-                                  return std::string();
-                                } catch (const std::exception& e) {
-                                  return std::string(e.what());
-                                }
-                              },
-                              "DTYPE"));
+                          ->check(tessera::cli::checked_by([](const std::string& t) { tessera::parse_dtype(t); },
+                                                           "DTYPE"));
                       sub.add_flag("--bench", a->bench,
                                    "over the benchmark graphs and widths: share of predictions within --tolerance "
                                    "of the best (no cache writes)");

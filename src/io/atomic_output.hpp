@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace tessera::io::detail {
@@ -34,8 +35,10 @@ class AtomicOutput {
     auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
     put(std::string_view(tmp, size_t(r.ptr - tmp)));
   }
-  // Shortest text that reads back as the same float.
-  void put_float(float v) {
+  // Shortest text that reads back as the same float (or double).
+  template <class Real>
+  void put_float(Real v) {
+    static_assert(std::is_floating_point_v<Real>);
     char tmp[32];
     auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
     put(std::string_view(tmp, size_t(r.ptr - tmp)));

@@ -1,6 +1,5 @@
 // write_dense (a float64 matrix as .npy or .csv) and write_file, through AtomicOutput (temporary
 // file, renamed on success, removed on failure).
-#include <cstdio>
 #include <string>
 
 #include "io/atomic_output.hpp"
@@ -40,11 +39,10 @@ void write_dense(const std::string& path, const Dense<double>& m) {
     put_npy_header(out, m.rows, m.cols);
     out.write(m.data.data(), m.data.size() * sizeof(double));
   } else {
-    char buf[32];
     for (int64_t i = 0; i < m.rows; ++i) {
       for (int64_t j = 0; j < m.cols; ++j) {
         if (j) out.put(',');
-        out.put(std::string_view(buf, size_t(std::snprintf(buf, sizeof buf, "%.17g", m(i, j)))));
+        out.put_float(m(i, j));
       }
       out.put('\n');
     }

@@ -68,7 +68,7 @@ TemporalEdges read_temporal_edges(const std::string& path, const TemporalOptions
 NodeSignal read_node_signal(const std::string& path);
 
 // A dense float64 matrix (a Gram matrix): .npy (NumPy format 1.0, '<f8', C order) or .csv[.gz] (a
-// row per line, %.17g, which reads back to the same doubles). check_dense_path refuses any other
+// row per line, the shortest text that reads back to the same doubles). check_dense_path refuses any other
 // name from the path alone, so a command can check its output before it computes anything.
 void check_dense_path(const std::string& path);
 void write_dense(const std::string& path, const Dense<double>& m);
