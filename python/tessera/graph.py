@@ -171,9 +171,29 @@ def spmm(graph: Graph, x: Tensor, values: Optional[Tensor] = None, bias: Optiona
 
 
 def is_torch_sparse_tensor(t) -> bool:
-    return isinstance(t, Tensor) and t.layout in (torch.sparse_coo, torch.sparse_csr)
+    """A torch.sparse tensor of any layout (Graph.from_sparse reads COO and CSR and names the others)."""
+    return isinstance(t, Tensor) and t.layout != torch.strided
 
 
 def is_sparse_tensor_like(t) -> bool:
     """torch_sparse.SparseTensor without importing torch_sparse."""
     return hasattr(t, "csr") and hasattr(t, "sparse_size") and hasattr(t, "storage")
+
+
+def is_sparse_adjacency(t) -> bool:
+    """An adjacency PyG's layers take in place of edge_index: torch.sparse or torch_sparse.SparseTensor."""
+    return is_torch_sparse_tensor(t) or is_sparse_tensor_like(t)
+
+
+def sparse_with_values(like: Tensor, targets: Tensor, sources: Tensor, values: Tensor, size) -> Tensor:
+    """A torch.sparse tensor in like's layout (COO or CSR), rows = targets, of the given entries and
+    their values ([nnz, ...]: a hybrid tensor of size size + values.shape[1:]), coalesced: sorted by
+    (target, source), as PyG's set_sparse_value returns attention weights for a sparse input."""
+    full = tuple(size) + tuple(values.shape[1:])
+    coo = torch.sparse_coo_tensor(torch.stack([targets.long(), sources.long()]), values, full).coalesce()
+    if like.layout == torch.sparse_coo:
+        return coo
+    rows, cols = coo.indices()
+    crow = torch.zeros(size[0] + 1, dtype=torch.long, device=rows.device)
+    crow[1:] = torch.bincount(rows, minlength=size[0]).cumsum(0)
+    return torch.sparse_csr_tensor(crow, cols, coo.values(), full)

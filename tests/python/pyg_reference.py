@@ -85,3 +85,16 @@ def random_graph(n: int, e: int, seed: int, self_loops: bool = True, isolated: i
         src[-3:] = torch.tensor([1, 2, 3]) % m
         dst[-3:] = src[-3:]
     return torch.stack([src, dst])
+
+
+class SparseTensorStandIn:
+    """What tessera reads of a torch_sparse.SparseTensor (torch_sparse is installed on neither
+    machine): csr() and sparse_size(), over a torch CSR tensor."""
+    def __init__(self, adj_csr: Tensor):
+        self.adj, self.storage = adj_csr, None
+
+    def csr(self):
+        return self.adj.crow_indices(), self.adj.col_indices(), self.adj.values()
+
+    def sparse_size(self, dim: int) -> int:
+        return self.adj.size(dim)

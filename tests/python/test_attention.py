@@ -9,6 +9,7 @@ from tessera.nn import GATv2Conv, TransformerConv
 from tessera.nn.gatv2 import AttentionGraph, self_loop_edge_attr
 
 import pyg_attention_reference as ref
+from pyg_reference import SparseTensorStandIn
 
 
 def random_edges(n_src, n_dst, e, device="cpu"):
@@ -518,3 +519,91 @@ def test_transformer_half_on_wsb_tensor_cores_matches_oracle(seed, dtype, monkey
     monkeypatch.setenv("TESSERA_VARIANT_ATTENTION", "cuda.wsb")
     with pytest.raises(RuntimeError, match="cuda.wsb"):
         TransformerConv(32, 32, heads=2, dropout=0.5).cuda().to(dtype).train()(xh, ei)  # dropout: refused
+
+
+def sparse_adjacency(ei, n_src, n_dst, layout):
+    """adj_t (rows = targets) of the distinct edges of ei, as PyG users pass it (T.ToSparseTensor,
+    to_torch_csc_tensor(edge_index).t()): COO or CSR, values 1."""
+    adj = torch.sparse_coo_tensor(ei.flip(0), torch.ones(ei.size(1), dtype=torch.float64), (n_dst, n_src))
+    adj = adj.coalesce()
+    adj = torch.sparse_coo_tensor(adj.indices(), torch.ones_like(adj.values()), adj.shape).coalesce()
+    return adj if layout == "coo" else adj.to_sparse_csr()
+
+
+def sparse_entries(adj):
+    """(targets, sources, values) of a COO or CSR tensor, in storage order."""
+    if adj.layout == torch.sparse_coo:
+        rows, cols = adj.indices()
+        return rows, cols, adj.values()
+    crow = adj.crow_indices()
+    rows = torch.repeat_interleave(torch.arange(crow.numel() - 1), crow[1:] - crow[:-1])
+    return rows, adj.col_indices(), adj.values()
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "SparseTensor"])
+@pytest.mark.parametrize("cls", [GATv2Conv, TransformerConv])
+def test_sparse_adjacency_is_its_distinct_edges(seed, cls, layout):
+    """PyG's layers take adj_t in place of edge_index: the same output and gradients as the distinct
+    edges given as edge_index (a sparse tensor holds each edge once), bipartite included; with
+    a torch.sparse adj_t the attention weights come back as a sparse tensor of adj_t's layout."""
+    n_src, n_dst = 30, 20
+    mod = cls((6, 9), 4, heads=2).double()
+    x = (torch.randn(n_src, 6, dtype=torch.float64), torch.randn(n_dst, 9, dtype=torch.float64))
+    coo = sparse_adjacency(random_edges(n_src, n_dst, 100), n_src, n_dst, "coo")
+    adj = coo if layout == "coo" else coo.to_sparse_csr()
+    distinct = coo.indices().flip(0)  # [sources; targets]
+    given = SparseTensorStandIn(adj) if layout == "SparseTensor" else adj
+    out = mod(x, given)
+    w = torch.randn_like(out)
+    g = grads(mod, out, w)
+    out_ref = mod(x, distinct)
+    g_ref = grads(mod, out_ref, w)
+    torch.testing.assert_close(out, out_ref, rtol=1e-12, atol=1e-12)
+    for n in g_ref:
+        torch.testing.assert_close(g[n], g_ref[n], rtol=1e-12, atol=1e-12, msg=lambda m: f"grad of {n}: {m}")
+    if layout == "SparseTensor":
+        with pytest.raises(NotImplementedError, match="SparseTensor"):
+            mod(x, given, return_attention_weights=True)
+        return
+    _, (adj_alpha, alpha) = mod(x, adj, return_attention_weights=True)
+    _, (ei_ref, alpha_ref) = mod(x, distinct, return_attention_weights=True)
+    assert adj_alpha.layout == adj.layout and adj_alpha.shape == (n_dst, n_src, 2)
+    rows, cols, values = sparse_entries(adj_alpha)
+    assert torch.equal(values, alpha) and rows.numel() == ei_ref.size(1)
+    key = rows * n_src + cols
+    assert bool((key[1:] > key[:-1]).all()), "entries sorted by (target, source), each once"
+    dense = torch.zeros(n_dst, n_src, 2, dtype=torch.float64)
+    dense[ei_ref[1], ei_ref[0]] = alpha_ref
+    torch.testing.assert_close(values, dense[rows, cols], rtol=1e-12, atol=1e-12)
+
+
+def test_sparse_adjacency_misuse_raises():
+    x = torch.randn(6, 4)
+    ei = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 4]])
+    adj = sparse_adjacency(ei, 6, 6, "coo").float()
+    for cls in (GATv2Conv, TransformerConv):
+        with pytest.raises(ValueError, match="adjacency is 5 x 5"):
+            cls(4, 3)(x, sparse_adjacency(ei, 5, 5, "coo").float())
+        with pytest.raises(NotImplementedError, match="sparse_csc"):
+            cls(4, 3)(x, adj.to_sparse_csc())
+        with pytest.raises(NotImplementedError, match="edge_attr with a sparse adjacency"):
+            cls(4, 3, edge_dim=2)(x, adj, torch.randn(4, 2))
+
+
+@pytest.mark.parametrize("cls_name", ["GATv2Conv", "TransformerConv"])
+def test_sparse_adjacency_against_pyg_when_installed(seed, cls_name):
+    pyg = pytest.importorskip("torch_geometric.nn")
+    from torch_geometric.utils import to_torch_csc_tensor
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    ours = getattr(tessera.nn, cls_name)(16, 8, heads=4).to(device)
+    theirs = getattr(pyg, cls_name)(16, 8, heads=4).to(device)
+    theirs.load_state_dict(ours.state_dict())
+    x = torch.randn(200, 16, device=device)
+    ei = random_edges(200, 200, 2000, device)
+    adj_t = to_torch_csc_tensor(torch.unique(ei, dim=1), size=(200, 200)).t()
+    (a, (adj_a, alpha_a)), (b, (adj_b, alpha_b)) = (m(x, adj_t, return_attention_weights=True) for m in (ours, theirs))
+    torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+    ea, eb = sparse_entries(adj_a.cpu()), sparse_entries(adj_b.cpu())
+    order_a, order_b = (torch.argsort(r * 200 + c) for r, c, _ in (ea, eb))
+    for u, v in zip(ea, eb):
+        torch.testing.assert_close(u[order_a], v[order_b], rtol=1e-4, atol=1e-5)

@@ -12,6 +12,8 @@ from tessera.graph import Graph
 from tessera.nn import SAGEConv
 from tessera.nn.sage import segment_reduce
 
+from pyg_reference import SparseTensorStandIn
+
 try:
     from torch_geometric.nn import SAGEConv as PygSAGEConv
     HAVE_PYG = True
@@ -174,6 +176,27 @@ def test_rejects_unknown_aggregation():
     with pytest.raises(RuntimeError, match="unknown reduction"):
         torch.ops.tessera.segment_reduce(torch.tensor([0, 0]), torch.tensor([], dtype=torch.long),
                                          torch.zeros(1, 2), "prod", 0)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "SparseTensor"])
+@pytest.mark.parametrize("aggr", AGGRS)
+def test_sparse_adjacency_is_its_distinct_edges(seed, aggr, layout):
+    """adj_t (rows = targets) in place of edge_index, as PyG takes it: the layer over its distinct
+    edges. A torch.sparse adj_t with values other than 1 (PyG weights the messages by them) is
+    refused; a SparseTensor's values are ignored, as PyG ignores them."""
+    gen = torch.Generator().manual_seed(seed)
+    n = 40
+    ei = random_edges(n, 200, gen)
+    coo = torch.sparse_coo_tensor(ei.flip(0), torch.ones(ei.size(1)), (n, n)).coalesce()
+    distinct = coo.indices().flip(0)
+    ones = torch.sparse_coo_tensor(coo.indices(), torch.ones_like(coo.values()), (n, n)).coalesce()
+    adj = {"coo": ones, "csr": ones.to_sparse_csr(), "SparseTensor": SparseTensorStandIn(coo.to_sparse_csr())}[layout]
+    conv = SAGEConv(6, 5, aggr=aggr)
+    x = torch.randn(n, 6, generator=gen)
+    torch.testing.assert_close(conv(x, adj), conv(x, distinct), rtol=0, atol=0)
+    if layout != "SparseTensor" and bool((coo.values() != 1).any()):  # duplicates summed into values 2, 3
+        with pytest.raises(NotImplementedError, match="values are not all 1"):
+            conv(x, coo if layout == "coo" else coo.to_sparse_csr())
 
 
 @needs_pyg

@@ -14,7 +14,13 @@ lin_edge(e_ij) is added inside the LeakyReLU, self-loops filled with ``fill_valu
 target's in-edge features by default). The fused kernels (CPU and CUDA) project each edge's
 features where they use them: no E x H x C tensor, in forward or backward.
 
-Not supported (raises): lazy in_channels (-1); edge_attr with a tessera.Graph as edge_index.
+edge_index may also be a tessera.Graph or, as in PyG, a sparse adjacency adj_t (rows = targets):
+torch.sparse COO or CSR, or torch_sparse.SparseTensor. With a torch.sparse adj_t the attention
+weights come back as PyG returns them: (adj_t's attended structure with alpha [nnz, H] as values,
+alpha in that order).
+
+Not supported (raises): lazy in_channels (-1); edge_attr with a tessera.Graph or a sparse
+adjacency as edge_index; return_attention_weights with a torch_sparse.SparseTensor.
 """
 import math
 from typing import Optional, Tuple, Union
@@ -23,7 +29,7 @@ import torch
 from torch import Tensor
 from torch.nn import Parameter
 
-from ..graph import Graph
+from ..graph import Graph, is_sparse_adjacency, is_torch_sparse_tensor, sparse_with_values
 from ._inputs import edge_index_shape, layer_inputs, node_feature_pair
 from ._linear import add_to_fresh, project
 
@@ -144,17 +150,20 @@ class AttentionGraph:
 class GraphCache:
     """The CSR built from the last edge_index (and its transpose, which tessera.Graph keeps once
     built), reused while the very same tensor comes back unmodified (same _version) with the same
-    sizes, or the very same tessera.Graph (same id, its identity, as its own memos use). PyG
-    rebuilds these every call; a training loop passes the same edge_index every step. Holding the
-    input keeps its storage alive, so identity cannot be confused with a new one."""
+    sizes, or the very same tessera.Graph (same id, its identity, as its own memos use) or
+    torch_sparse.SparseTensor (immutable: identity alone; the layers read its structure, never
+    its values). PyG rebuilds these every call; a training loop passes the same edge_index every
+    step. Holding the input keeps its storage alive, so identity cannot be confused with a new one."""
 
     def __init__(self):
         self._key = None
         self._graph = None
 
-    def get(self, edge_index: Union[Tensor, Graph], sizes: tuple, build) -> "AttentionGraph":
+    def get(self, edge_index, sizes: tuple, build) -> "AttentionGraph":
         if isinstance(edge_index, Graph):
             version = edge_index.id
+        elif not isinstance(edge_index, Tensor):
+            version = 0
         else:
             try:
                 version = edge_index._version
@@ -181,6 +190,37 @@ def graph_edge_index(g: Graph) -> Tensor:
     rows = torch.repeat_interleave(torch.arange(g.rows, device=g.device, dtype=torch.long),
                                    (g.rowptr[1:] - g.rowptr[:-1]).long())
     return torch.stack([g.col.long(), rows])
+
+
+def sparse_adjacency_graph(layer: str, adj_t, num_dst: int, num_src: int) -> Graph:
+    """The tessera.Graph of a sparse adjacency given in place of edge_index (rows = targets),
+    checked against the layer's node counts."""
+    g = Graph.from_sparse(adj_t)
+    if g.rows != num_dst or g.cols != num_src:
+        raise ValueError(f"{layer}: the adjacency is {g.rows} x {g.cols} (targets x sources) but x gives "
+                         f"{num_dst} targets and {num_src} sources")
+    return g
+
+
+def check_sparse_attention_request(layer: str, edge_index, edge_attr, return_attention_weights) -> None:
+    """What the attention layers do not take with a sparse adjacency, refused before any work."""
+    if not is_sparse_adjacency(edge_index):
+        return
+    if edge_attr is not None:
+        raise NotImplementedError(f"tessera {layer}: edge_attr with a sparse adjacency is not supported; "
+                                  "pass edge_index as a [2, E] tensor")
+    if return_attention_weights and not is_torch_sparse_tensor(edge_index):
+        raise NotImplementedError(f"tessera {layer}: return_attention_weights with a torch_sparse.SparseTensor "
+                                  "is not supported; pass a torch.sparse tensor or edge_index")
+
+
+def sparse_attention_weights(adj_t: Tensor, attention: Tuple[Tensor, Tensor], size) -> Tuple[Tensor, Tensor]:
+    """PyG's attention weights for a torch.sparse adj_t: the attended adjacency in adj_t's layout with
+    alpha [nnz, H] as its values (sorted by target, then source), and alpha in that order.
+    attention is (edge_index, alpha) of the attended edges, as AttentionGraph.attention_weights gives."""
+    ei, alpha = attention
+    adj = sparse_with_values(adj_t, ei[1], ei[0], alpha, size)
+    return adj, adj.values()
 
 
 def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, value: Optional[Tensor],
@@ -285,13 +325,20 @@ class GATv2Conv(torch.nn.Module):
     def _graph(self, edge_index, num_src: int, num_dst: int) -> AttentionGraph:
         if isinstance(edge_index, Graph) and not self.add_self_loops:
             return AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
-        if not isinstance(edge_index, (Tensor, Graph)):
-            raise TypeError(f"GATv2Conv: edge_index must be a [2, E] tensor or a tessera.Graph, "
-                            f"got {type(edge_index).__name__}")
+        sparse = is_sparse_adjacency(edge_index)
+        if not (sparse or isinstance(edge_index, (Tensor, Graph))):
+            raise TypeError("GATv2Conv: edge_index must be a [2, E] tensor, a sparse adjacency or a "
+                            f"tessera.Graph, got {type(edge_index).__name__}")
 
         def build():
-            ei = graph_edge_index(edge_index) if isinstance(edge_index, Graph) else \
-                edge_index_shape("GATv2Conv", edge_index)
+            if sparse:  # PyG: torch.sparse loses its self-loops and gains one per node; SparseTensor set_diag
+                g = sparse_adjacency_graph("GATv2Conv", edge_index, num_dst, num_src)
+                if not self.add_self_loops:
+                    return AttentionGraph(g.rowptr, g.col, g.cols, graph=g)
+                ei = graph_edge_index(g)
+            else:
+                ei = graph_edge_index(edge_index) if isinstance(edge_index, Graph) else \
+                    edge_index_shape("GATv2Conv", edge_index)
             if not self.add_self_loops:
                 return AttentionGraph.from_edge_index(ei, num_dst, num_src)
             looped, keep = remove_and_add_self_loops(ei, min(num_src, num_dst))
@@ -304,6 +351,8 @@ class GATv2Conv(torch.nn.Module):
     def forward(self, x: Union[Tensor, Tuple[Tensor, Optional[Tensor]]], edge_index,
                 edge_attr: Optional[Tensor] = None, return_attention_weights: Optional[bool] = None):
         H = self.heads
+        want_alpha = bool(return_attention_weights)
+        check_sparse_attention_request("GATv2Conv", edge_index, edge_attr, want_alpha)
         if isinstance(x, tuple) and len(x) == 2 and x[1] is None:
             raise NotImplementedError("tessera GATv2Conv: x = (x_src, None) is not supported")
         x_src, x_dst = node_feature_pair("GATv2Conv", x, self.in_channels)
@@ -315,7 +364,6 @@ class GATv2Conv(torch.nn.Module):
         x_l = outs[0]
         x_r = x_l if shared else outs[1]
         res = outs[-1] if self.res is not None else None
-        want_alpha = bool(return_attention_weights)
         if edge_attr is not None:
             edge_attr = self._checked_edge_attr(edge_index, edge_attr)
         g = self._graph(edge_index, x_l.size(0), x_r.size(0))
@@ -332,6 +380,8 @@ class GATv2Conv(torch.nn.Module):
                                      edge_weight=self.lin_edge.weight if ea is not None else None,
                                      bias=self.bias if fused_bias else None)
         attention = g.attention_weights(alpha) if want_alpha else None
+        if attention is not None and is_sparse_adjacency(edge_index):
+            attention = sparse_attention_weights(edge_index, attention, (x_r.size(0), x_l.size(0)))
         return self._finish(out, res, attention, fused_bias)
 
     def _finish(self, out: Tensor, res: Optional[Tensor], attention, bias_added: bool):

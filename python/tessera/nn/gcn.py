@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 from torch.nn import Parameter
 
-from ..graph import Graph, is_sparse_tensor_like, is_torch_sparse_tensor
+from ..graph import Graph, is_sparse_adjacency, is_torch_sparse_tensor
 from ._inputs import node_features
 from ._linear import linear
 
@@ -86,7 +86,7 @@ class GCNConv(torch.nn.Module):
             return g.gcn_normalized(loops, fill, self._norm_dtype(x), memo=self.cached)
         if self.normalize and self.cached and self._cached_graph is not None:
             return self._cached_graph
-        if is_torch_sparse_tensor(edge_index) or is_sparse_tensor_like(edge_index):
+        if is_sparse_adjacency(edge_index):
             g = Graph.from_sparse(edge_index)
             if self.add_self_loops:
                 loops = "append" if is_torch_sparse_tensor(edge_index) else "replace"

@@ -9,14 +9,16 @@ out += lin_r(x) if root_weight; L2-normalize rows if normalize. Aggregation on t
 before lin_l, no self-loops, 0 for nodes without in-neighbours, duplicate edges counted per
 occurrence. aggr in 'max', 'min', 'sum' ('add'), 'mean'. Ties in max/min route the gradient to the
 smallest source index (PyG's scatter picks an unspecified one), so compare with PyG on tie-free
-inputs. edge_index may be a [2, E] tensor or a tessera.Graph (rows = targets).
+inputs. edge_index may be a [2, E] tensor, a tessera.Graph or a sparse adjacency adj_t (rows =
+targets) as PyG takes it: torch.sparse COO or CSR (values all 1: PyG would weight the messages by
+other values) or torch_sparse.SparseTensor (values ignored, as PyG does).
 """
 from typing import Tuple, Union
 
 import torch
 from torch import Tensor
 
-from ..graph import Graph
+from ..graph import Graph, is_sparse_adjacency, is_torch_sparse_tensor
 from ._inputs import node_features
 from ._linear import linear
 
@@ -65,10 +67,16 @@ class SAGEConv(torch.nn.Module):
         node_features("SAGEConv", x, self.in_channels)
         if isinstance(edge_index, Graph):
             g = edge_index
+        elif is_sparse_adjacency(edge_index):
+            g = Graph.from_sparse(edge_index)
+            # PyG drops a SparseTensor's values but multiplies the messages by a torch.sparse tensor's.
+            if is_torch_sparse_tensor(edge_index) and g.values is not None and not bool((g.values == 1).all()):
+                raise NotImplementedError("tessera SAGEConv: a torch.sparse adjacency whose values are not all 1 "
+                                          "(PyG weights the messages by them) is not supported")
         elif isinstance(edge_index, Tensor):
             g = Graph.from_edge_index(edge_index, num_nodes=x.size(0))
         else:
-            raise TypeError(f"SAGEConv: edge_index must be a [2, E] tensor or a tessera.Graph, "
+            raise TypeError("SAGEConv: edge_index must be a [2, E] tensor, a sparse adjacency or a tessera.Graph, "
                             f"got {type(edge_index).__name__}")
         if g.rows != x.size(0) or g.cols != x.size(0):
             raise ValueError(f"SAGEConv: graph is {g.rows} x {g.cols} but x has {x.size(0)} nodes")

@@ -13,17 +13,23 @@ Edge features (``edge_dim``/``edge_attr``): e = lin_edge(edge_attr) (no bias) is
 v_j as PyG does. The fused kernels (CPU and CUDA) project each edge's features where they use them:
 no E x H x C tensor, in forward or backward.
 
-Not supported (raises): lazy in_channels (-1).
+edge_index may also be a tessera.Graph or, as in PyG, a sparse adjacency adj_t (rows = targets):
+torch.sparse COO or CSR, or torch_sparse.SparseTensor; with a torch.sparse adj_t the attention
+weights come back as PyG returns them (adj_t with alpha [nnz, H] as values, and alpha).
+
+Not supported (raises): lazy in_channels (-1); edge_attr with a sparse adjacency;
+return_attention_weights with a torch_sparse.SparseTensor.
 """
 from typing import Optional, Tuple, Union
 
 import torch
 from torch import Tensor
 
-from ..graph import Graph
+from ..graph import Graph, is_sparse_adjacency
 from ._linear import add_to_fresh, linear, linear_add, project
 from ._inputs import layer_inputs, node_feature_pair
-from .gatv2 import AttentionGraph, GraphCache, _pyg_linear, _reset_linear, fused_attention
+from .gatv2 import (AttentionGraph, GraphCache, _pyg_linear, _reset_linear, check_sparse_attention_request,
+                    fused_attention, sparse_adjacency_graph, sparse_attention_weights)
 
 
 class TransformerConv(torch.nn.Module):
@@ -65,9 +71,10 @@ class TransformerConv(torch.nn.Module):
         if (self.lin_edge is None) != (edge_attr is None):
             raise ValueError("TransformerConv: edge_attr must be given exactly when the layer has edge_dim")
         H = self.heads
+        want_alpha = bool(return_attention_weights)
+        check_sparse_attention_request("TransformerConv", edge_index, edge_attr, want_alpha)
         x = node_feature_pair("TransformerConv", x, self.in_channels)
         query, key, value, x_r = self._project(x)
-        want_alpha = bool(return_attention_weights)
         ea = edge_weight = None
         if edge_attr is not None:
             if not isinstance(edge_index, Tensor):
@@ -77,21 +84,28 @@ class TransformerConv(torch.nn.Module):
                 raise ValueError(f"TransformerConv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
                                  f"{edge_index.size(1)} edges")
             ea, edge_weight = (edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr), self.lin_edge.weight
+        n_dst, n_src = query.size(0), key.size(0)
         if isinstance(edge_index, Graph):
             g = AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
+        elif is_sparse_adjacency(edge_index):
+            def build():
+                a = sparse_adjacency_graph("TransformerConv", edge_index, n_dst, n_src)
+                return AttentionGraph(a.rowptr, a.col, a.cols, graph=a)
+            g = self._graph_cache.get(edge_index, (n_src, n_dst), build)
         elif isinstance(edge_index, Tensor):
-            n_dst, n_src = query.size(0), key.size(0)
             g = self._graph_cache.get(edge_index, (n_src, n_dst),
                                       lambda: AttentionGraph.from_edge_index(edge_index, n_dst, n_src))
         else:
-            raise TypeError(f"TransformerConv: edge_index must be a [2, E] tensor or a tessera.Graph, "
-                            f"got {type(edge_index).__name__}")
+            raise TypeError("TransformerConv: edge_index must be a [2, E] tensor, a sparse adjacency or a "
+                            f"tessera.Graph, got {type(edge_index).__name__}")
         if ea is not None:
             ea = g.entry_features(ea)  # into the CSR's entry order
         out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
                                      self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
                                      edge_weight=edge_weight)
         attention = g.attention_weights(alpha) if want_alpha else None
+        if attention is not None and is_sparse_adjacency(edge_index):
+            attention = sparse_attention_weights(edge_index, attention, (n_dst, n_src))
         return self._finish(out, x, attention, x_r)
 
     def _project(self, x):
