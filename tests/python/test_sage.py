@@ -178,6 +178,26 @@ def test_rejects_unknown_aggregation():
                                          torch.zeros(1, 2), "prod", 0)
 
 
+def test_graph_cache_follows_in_place_edits_and_sizes(seed):
+    """The CSR of an edge_index is built once while the same tensor comes back unchanged, and
+    rebuilt after an in-place edit or for another node count (as the attention layers' cache)."""
+    gen = torch.Generator().manual_seed(seed)
+    n = 30
+    ei = random_edges(n, 120, gen)
+    conv = SAGEConv(4, 3, aggr="sum")
+    x = torch.randn(n, 4, generator=gen)
+    conv(x, ei)
+    built = conv._graph_cache._graph
+    torch.testing.assert_close(conv(x, ei), oracle_layer(conv, x, ei))
+    assert conv._graph_cache._graph is built
+    ei[0, :10] = (ei[0, :10] + 1) % n  # in place: a new version
+    torch.testing.assert_close(conv(x, ei), oracle_layer(conv, x, ei))
+    assert conv._graph_cache._graph is not built
+    x2 = torch.randn(n + 5, 4, generator=gen)
+    torch.testing.assert_close(conv(x2, ei), oracle_layer(conv, x2, ei))
+    assert conv._graph_cache._graph.rows == n + 5
+
+
 @pytest.mark.parametrize("layout", ["coo", "csr", "SparseTensor"])
 @pytest.mark.parametrize("aggr", AGGRS)
 def test_sparse_adjacency_is_its_distinct_edges(seed, aggr, layout):

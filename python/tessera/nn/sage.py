@@ -20,6 +20,7 @@ from torch import Tensor
 
 from ..graph import Graph, is_sparse_adjacency, is_torch_sparse_tensor
 from ._inputs import node_features
+from .gatv2 import GraphCache
 from ._linear import linear
 
 _AGGR = {"max": "max", "min": "min", "sum": "sum", "add": "sum", "mean": "mean"}
@@ -28,6 +29,16 @@ _AGGR = {"max": "max", "min": "min", "sum": "sum", "add": "sum", "mean": "mean"}
 def segment_reduce(graph: Graph, x: Tensor, reduce: str) -> Tuple[Tensor, Tensor]:
     """(out, arg): out[i] = REDUCE over in-neighbours j of x[j]; arg (max/min) the winning source."""
     return torch.ops.tessera.segment_reduce(graph.rowptr, graph.col, x, _AGGR[reduce], graph.id)
+
+
+def _unweighted(adj_t) -> Graph:
+    """The Graph of a sparse adjacency whose values SAGEConv may ignore: PyG drops a SparseTensor's
+    values but multiplies the messages by a torch.sparse tensor's."""
+    g = Graph.from_sparse(adj_t)
+    if is_torch_sparse_tensor(adj_t) and g.values is not None and not bool((g.values == 1).all()):
+        raise NotImplementedError("tessera SAGEConv: a torch.sparse adjacency whose values are not all 1 "
+                                  "(PyG weights the messages by them) is not supported")
+    return g
 
 
 class SAGEConv(torch.nn.Module):
@@ -48,6 +59,7 @@ class SAGEConv(torch.nn.Module):
         self.normalize = normalize
         self.root_weight = root_weight
         self.project = project
+        self._graph_cache = GraphCache()  # the CSR of the last edge_index, while it is unchanged
         if project:
             self.lin = torch.nn.Linear(in_channels, in_channels, bias=True)
         self.lin_l = torch.nn.Linear(in_channels, out_channels, bias=bias)
@@ -68,13 +80,10 @@ class SAGEConv(torch.nn.Module):
         if isinstance(edge_index, Graph):
             g = edge_index
         elif is_sparse_adjacency(edge_index):
-            g = Graph.from_sparse(edge_index)
-            # PyG drops a SparseTensor's values but multiplies the messages by a torch.sparse tensor's.
-            if is_torch_sparse_tensor(edge_index) and g.values is not None and not bool((g.values == 1).all()):
-                raise NotImplementedError("tessera SAGEConv: a torch.sparse adjacency whose values are not all 1 "
-                                          "(PyG weights the messages by them) is not supported")
+            g = self._graph_cache.get(edge_index, (x.size(0),), lambda: _unweighted(edge_index))
         elif isinstance(edge_index, Tensor):
-            g = Graph.from_edge_index(edge_index, num_nodes=x.size(0))
+            g = self._graph_cache.get(edge_index, (x.size(0),),
+                                      lambda: Graph.from_edge_index(edge_index, num_nodes=x.size(0)))
         else:
             raise TypeError("SAGEConv: edge_index must be a [2, E] tensor, a sparse adjacency or a tessera.Graph, "
                             f"got {type(edge_index).__name__}")
