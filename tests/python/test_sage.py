@@ -178,6 +178,41 @@ def test_rejects_unknown_aggregation():
                                          torch.zeros(1, 2), "prod", 0)
 
 
+def bipartite_edges(n_src, n_dst, e, gen):
+    """Edges from n_src sources into n_dst targets (duplicates; the last 3 targets get none)."""
+    src = torch.randint(0, n_src, (e,), generator=gen)
+    dst = torch.randint(0, n_dst - 3, (e,), generator=gen)
+    return torch.cat([torch.stack([src, dst]), torch.stack([src[:5], dst[:5]])], 1)
+
+
+@pytest.mark.parametrize("aggr", AGGRS)
+def test_bipartite_input_matches_oracle(seed, aggr):
+    """PyG's bipartite form: in_channels (source, target widths), x = (x_src, x_dst), optional size;
+    x = (x_src, None) has no root term; gradients reach both inputs."""
+    gen = torch.Generator().manual_seed(seed)
+    n_src, n_dst = 50, 20
+    ei = bipartite_edges(n_src, n_dst, 300, gen)
+    conv = SAGEConv((6, 4), 5, aggr=aggr, project=True).double()
+    assert {k: tuple(v.shape) for k, v in conv.state_dict().items()} == {
+        "lin.weight": (6, 6), "lin.bias": (6,), "lin_l.weight": (5, 6), "lin_l.bias": (5,), "lin_r.weight": (5, 4)}
+    xs = torch.randn(n_src, 6, generator=gen, dtype=torch.float64, requires_grad=True)
+    xd = torch.randn(n_dst, 4, generator=gen, dtype=torch.float64, requires_grad=True)
+    red = {"max": "amax", "min": "amin", "sum": "sum", "mean": "mean"}[aggr]
+    msg = torch.relu(conv.lin(xs))
+    agg = msg.new_zeros(n_dst, 6).scatter_reduce(0, ei[1].view(-1, 1).expand(-1, 6), msg.index_select(0, ei[0]),
+                                                 reduce=red, include_self=False)
+    torch.testing.assert_close(conv((xs, xd), ei), conv.lin_l(agg) + conv.lin_r(xd), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(conv((xs, xd), ei, size=(n_src, n_dst)), conv.lin_l(agg) + conv.lin_r(xd))
+    torch.testing.assert_close(conv((xs, None), ei, size=(n_src, n_dst)), conv.lin_l(agg), rtol=1e-12, atol=1e-12)
+    assert torch.autograd.gradcheck(lambda a, b: conv((a, b), ei), (xs, xd))
+    with pytest.raises(ValueError, match="size"):
+        conv((xs, xd), ei, size=(n_src, n_dst + 1))
+    with pytest.raises(ValueError, match="pass x = \\(x_src, x_dst\\)"):
+        conv(xs, ei)
+    with pytest.raises(ValueError, match="x\\[1\\] \\(targets\\) has 6 features"):
+        conv((xs, xs[:n_dst]), ei)
+
+
 def test_graph_cache_follows_in_place_edits_and_sizes(seed):
     """The CSR of an edge_index is built once while the same tensor comes back unchanged, and
     rebuilt after an in-place edit or for another node count (as the attention layers' cache)."""
@@ -232,6 +267,10 @@ def test_matches_pyg(seed, cfg):
     theirs.load_state_dict(ours.state_dict())
     a, b = ours(x, ei), theirs(x, ei)
     torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+    # The bipartite form (a NeighborLoader block: targets are the first 300 nodes).
+    block = ei[:, ei[1] < 300]
+    ab, bb = ours((x, x[:300]), block), theirs((x, x[:300]), block)
+    torch.testing.assert_close(ab, bb, rtol=1e-4, atol=1e-4)
     ga, = torch.autograd.grad(a.square().sum(), x)
     gb, = torch.autograd.grad(b.square().sum(), x)
     # The gradient of the hub's inputs sums ~1000 float32 terms in another order on each side
