@@ -135,14 +135,29 @@ def graph_us_cuda(fn, calls: int = 20, reps: int = 10, between=None):
 
 
 class L2Evictor:
-    """Writes a buffer larger than the GPU's L2 (4x its size, at least 256 MiB): after it, what a
-    kernel reads comes from device memory, as it does for data last touched long ago."""
+    """Reads a buffer larger than the GPU's L2 (4x its size, at least 256 MiB): after it, what a
+    kernel reads comes from device memory, as it does for data last touched long ago. It reads
+    rather than writes: an L2 left full of dirty lines makes the next kernel pay their write-back
+    (tens of MB, more than a small graph's whole floor), which subtracting the eviction's own time
+    does not remove."""
     def __init__(self, device="cuda"):
         l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 64 << 20)
-        self.buf = torch.empty(max(4 * l2, 256 << 20), dtype=torch.uint8, device=device)
+        self.buf = torch.ones(max(4 * l2, 256 << 20) // 4, dtype=torch.int32, device=device)
 
     def __call__(self):
-        self.buf.fill_(1)
+        self.buf.amax()
+
+
+def copy_bandwidth_cuda(nbytes: int = 1 << 30, device="cuda") -> float:
+    """Device-to-device copy bandwidth in bytes/s (bytes read + bytes written), measured now: the IO
+    floors' denominator, so a share of the floor means the same on an H100 (about 3 TB/s) as on an
+    H200 (about 4.2 TB/s, DESIGN.md) instead of assuming the H200's figure."""
+    src = torch.empty(nbytes, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    ms = median_ms_cuda(lambda: dst.copy_(src), warmup=2, reps=10)
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2 * nbytes / (ms * 1e-3)
 
 
 def peak_bytes_cuda(fn) -> int:

@@ -24,9 +24,6 @@ import torch
 
 import bench_common as bc
 
-H200_COPY_BANDWIDTH = 4.2e12  # bytes/s, measured device copy (read + write), DESIGN.md
-
-
 def measure(conv, x, edge_index, gy, reps):
     """(forward ms, forward+backward ms, peak bytes above the inputs for forward+backward)."""
     with torch.no_grad():
@@ -47,13 +44,14 @@ def measure(conv, x, edge_index, gy, reps):
     return fwd, fb, peak
 
 
-def spmm_floor(conv, x, reps, evict):
+def spmm_floor(conv, x, reps, evict, copy_bandwidth):
     """SpMM alone on the cached normalized graph against its IO floor, timed three ways:
     one call between CUDA events (what a layer call sees: on Cora/PubMed mostly the host's launch
     path), the kernel back to back in a CUDA graph (no host; a small graph's X stays in the L2
     between calls, as it does after the projection that wrote it), and the kernel after an L2
     eviction (CUDA graph, eviction timed alone and subtracted: every byte from device memory).
-    The issue's target (>= 60% at width 256) is checked on the last, the kernel with a cold L2."""
+    The issue's target (>= 60% at width 256) is checked on the last, the kernel with a cold L2.
+    The floor's time is its bytes at copy_bandwidth (bc.copy_bandwidth_cuda, measured in the run)."""
     g = conv._cached_graph
     with torch.no_grad():
         ms = bc.median_ms_cuda(lambda: g.spmm(x), reps=reps)
@@ -62,7 +60,7 @@ def spmm_floor(conv, x, reps, evict):
     n, f = x.shape
     idx = g.col.element_size()
     bytes_moved = (g.rows + 1) * idx + g.nnz * idx + g.nnz * 4 + n * f * 4 + g.rows * f * 4
-    floor_ms = bytes_moved / H200_COPY_BANDWIDTH * 1e3
+    floor_ms = bytes_moved / copy_bandwidth * 1e3
 
     def share(us):
         return None if us is None or us <= 0 else floor_ms * 1e3 / us
@@ -99,6 +97,8 @@ def main():
     PygGCNConv = pyg_nn.GCNConv if pyg_nn is not None else None
     dev = torch.device("cuda")
     evict = bc.L2Evictor(dev)
+    copy_bw = bc.copy_bandwidth_cuda()
+    print(f"device copy bandwidth (read + write): {copy_bw / 1e9:.0f} GB/s, the SpMM IO floor's rate", flush=True)
     widths = [int(w) for w in a.widths.split(",")]
     rows = []
     for name in a.graphs.split(","):
@@ -122,7 +122,7 @@ def main():
             row = {"graph": name, "source": source, "nodes": n, "edges": int(edge_index.size(1)), "width": w}
             t = measure(ours, x, edge_index, gy, a.reps)
             row["tessera"] = {"forward_ms": t[0], "forward_backward_ms": t[1], "peak_bytes": t[2]}
-            row["spmm"] = spmm_floor(ours, x, a.reps, evict)
+            row["spmm"] = spmm_floor(ours, x, a.reps, evict, copy_bw)
             if PygGCNConv is not None:
                 peer = PygGCNConv(w, w, cached=True).to(dev)
                 ours.load_state_dict(peer.state_dict())
@@ -177,7 +177,8 @@ def main():
               f" (target >= 0.6); one call with events {statistics.median(shares):.2f}")
     record = bc.provenance(torch.cuda.get_device_name(0))
     record.update({"benchmark": "gcn_gpu", "torch_geometric": pyg_version, "dtype": "float32", "cached": True,
-                   "reps": a.reps, "rows": rows, "median_ratios_by_width": summary, "median_ratios": overall,
+                   "reps": a.reps, "copy_bandwidth_Bps": copy_bw, "rows": rows,
+                   "median_ratios_by_width": summary, "median_ratios": overall,
                    "median_spmm_share_of_floor_at_256": statistics.median(shares) if shares else None,
                    "median_spmm_kernel_cold_share_of_floor_at_256":
                        statistics.median(kernel_shares) if kernel_shares else None,
