@@ -16,8 +16,8 @@ features where they use them: no E x H x C tensor, in forward or backward.
 
 edge_index may also be a tessera.Graph or, as in PyG, a sparse adjacency adj_t (rows = targets):
 torch.sparse COO or CSR, or torch_sparse.SparseTensor. With a torch.sparse adj_t the attention
-weights come back as PyG returns them: (adj_t's attended structure with alpha [nnz, H] as values,
-alpha in that order).
+weights come back as PyG 2.8 returns them: (adj_t's attended structure with alpha [nnz, H] as
+values, alpha in that order).
 
 Not supported (raises): lazy in_channels (-1); edge_attr with a tessera.Graph or a sparse
 adjacency as edge_index; return_attention_weights with a torch_sparse.SparseTensor.

@@ -15,7 +15,7 @@ no E x H x C tensor, in forward or backward.
 
 edge_index may also be a tessera.Graph or, as in PyG, a sparse adjacency adj_t (rows = targets):
 torch.sparse COO or CSR, or torch_sparse.SparseTensor; with a torch.sparse adj_t the attention
-weights come back as PyG returns them (adj_t with alpha [nnz, H] as values, and alpha).
+weights come back as PyG 2.8 returns them: (adj_t itself, alpha [nnz, H] in its CSR entry order).
 
 Not supported (raises): lazy in_channels (-1); edge_attr with a sparse adjacency;
 return_attention_weights with a torch_sparse.SparseTensor.
@@ -29,7 +29,7 @@ from ..graph import Graph, is_sparse_adjacency
 from ._linear import add_to_fresh, linear, linear_add, project
 from ._inputs import layer_inputs, node_feature_pair
 from .gatv2 import (AttentionGraph, GraphCache, _pyg_linear, _reset_linear, check_sparse_attention_request,
-                    fused_attention, sparse_adjacency_graph, sparse_attention_weights)
+                    fused_attention, sparse_adjacency_graph)
 
 
 class TransformerConv(torch.nn.Module):
@@ -105,7 +105,8 @@ class TransformerConv(torch.nn.Module):
                                      edge_weight=edge_weight)
         attention = g.attention_weights(alpha) if want_alpha else None
         if attention is not None and is_sparse_adjacency(edge_index):
-            attention = sparse_attention_weights(edge_index, attention, (n_dst, n_src))
+            # PyG 2.8 returns a sparse adj_t itself (its values untouched) and alpha in its CSR order.
+            attention = (edge_index, attention[1])
         return self._finish(out, x, attention, x_r)
 
     def _project(self, x):
