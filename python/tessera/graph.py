@@ -176,8 +176,8 @@ def is_torch_sparse_tensor(t) -> bool:
 
 
 def is_sparse_tensor_like(t) -> bool:
-    """torch_sparse.SparseTensor without importing torch_sparse."""
-    return hasattr(t, "csr") and hasattr(t, "sparse_size") and hasattr(t, "storage")
+    """torch_sparse.SparseTensor without importing torch_sparse (a Python object, never a Tensor)."""
+    return not isinstance(t, Tensor) and hasattr(t, "csr") and hasattr(t, "sparse_size") and hasattr(t, "storage")
 
 
 def is_sparse_adjacency(t) -> bool:
@@ -197,3 +197,41 @@ def sparse_with_values(like: Tensor, targets: Tensor, sources: Tensor, values: T
     crow = torch.zeros(size[0] + 1, dtype=torch.long, device=rows.device)
     crow[1:] = torch.bincount(rows, minlength=size[0]).cumsum(0)
     return torch.sparse_csr_tensor(crow, cols, coo.values(), full)
+
+
+def check_graph_size(layer: str, g: Graph, num_dst: int, num_src: int) -> Graph:
+    """g, if it is num_dst x num_src (targets x sources) as the layer's x says; else a ValueError."""
+    if g.rows != num_dst or g.cols != num_src:
+        raise ValueError(f"{layer}: the adjacency is {g.rows} x {g.cols} (targets x sources) but x gives "
+                         f"{num_dst} targets and {num_src} sources")
+    return g
+
+
+class GraphCache:
+    """A layer's graph built from its last edge_index (and its transpose, which tessera.Graph keeps
+    once built), reused while the very same tensor comes back unmodified (same _version) with the same
+    sizes, or the very same tessera.Graph (same id, its identity, as its own memos use) or
+    torch_sparse.SparseTensor (immutable: identity alone; the layers read its structure, never
+    its values). PyG rebuilds these every call; a training loop passes the same edge_index every
+    step. Holding the input keeps its storage alive, so identity cannot be confused with a new one."""
+
+    def __init__(self):
+        self._key = None
+        self._graph = None
+
+    def get(self, edge_index, sizes: tuple, build):
+        if isinstance(edge_index, Graph):
+            version = edge_index.id
+        elif not isinstance(edge_index, Tensor):
+            version = 0
+        else:
+            try:
+                version = edge_index._version
+            except RuntimeError:  # inference-mode tensors carry no version counter: never cache
+                return build()
+        key = self._key
+        if key is not None and key[0] is edge_index and key[1] == version and key[2] == sizes:
+            return self._graph
+        self._graph = build()
+        self._key = (edge_index, version, sizes)
+        return self._graph

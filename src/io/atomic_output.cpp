@@ -7,6 +7,7 @@
 
 #include "io/text_input.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/io/graph_io.hpp"
 
 namespace tessera::io::detail {
 
@@ -85,3 +86,13 @@ void AtomicOutput::commit() {
 }
 
 }  // namespace tessera::io::detail
+
+namespace tessera::io {
+
+void write_file(const std::string& path, std::string_view bytes) {
+  detail::AtomicOutput out(path);
+  out.write(bytes.data(), bytes.size());
+  out.commit();
+}
+
+}  // namespace tessera::io

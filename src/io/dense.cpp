@@ -1,5 +1,5 @@
-// write_dense (a float64 matrix as .npy or .csv) and write_file, through AtomicOutput (temporary
-// file, renamed on success, removed on failure).
+// write_dense (a float64 matrix as .npy or .csv) through AtomicOutput (temporary file, renamed on
+// success, removed on failure).
 #include <string>
 
 #include "io/atomic_output.hpp"
@@ -47,12 +47,6 @@ void write_dense(const std::string& path, const Dense<double>& m) {
       out.put('\n');
     }
   }
-  out.commit();
-}
-
-void write_file(const std::string& path, std::string_view bytes) {
-  detail::AtomicOutput out(path);
-  out.write(bytes.data(), bytes.size());
   out.commit();
 }
 

@@ -98,3 +98,12 @@ class SparseTensorStandIn:
 
     def sparse_size(self, dim: int) -> int:
         return self.adj.size(dim)
+
+
+def sparse_adjacency(ei: Tensor, n_src: int, n_dst: int, layout: str) -> Tensor:
+    """adj_t (rows = targets) of the distinct edges of ei, as PyG users pass it (T.ToSparseTensor,
+    to_torch_csc_tensor(edge_index).t()): COO or CSR, values 1."""
+    adj = torch.sparse_coo_tensor(ei.flip(0), torch.ones(ei.size(1), dtype=torch.float64), (n_dst, n_src))
+    adj = adj.coalesce()
+    adj = torch.sparse_coo_tensor(adj.indices(), torch.ones_like(adj.values()), adj.shape).coalesce()
+    return adj if layout == "coo" else adj.to_sparse_csr()

@@ -9,7 +9,7 @@ from tessera.nn import GATv2Conv, TransformerConv
 from tessera.nn.gatv2 import AttentionGraph, self_loop_edge_attr
 
 import pyg_attention_reference as ref
-from pyg_reference import SparseTensorStandIn
+from pyg_reference import SparseTensorStandIn, sparse_adjacency
 
 
 def random_edges(n_src, n_dst, e, device="cpu"):
@@ -519,15 +519,6 @@ def test_transformer_half_on_wsb_tensor_cores_matches_oracle(seed, dtype, monkey
     monkeypatch.setenv("TESSERA_VARIANT_ATTENTION", "cuda.wsb")
     with pytest.raises(RuntimeError, match="cuda.wsb"):
         TransformerConv(32, 32, heads=2, dropout=0.5).cuda().to(dtype).train()(xh, ei)  # dropout: refused
-
-
-def sparse_adjacency(ei, n_src, n_dst, layout):
-    """adj_t (rows = targets) of the distinct edges of ei, as PyG users pass it (T.ToSparseTensor,
-    to_torch_csc_tensor(edge_index).t()): COO or CSR, values 1."""
-    adj = torch.sparse_coo_tensor(ei.flip(0), torch.ones(ei.size(1), dtype=torch.float64), (n_dst, n_src))
-    adj = adj.coalesce()
-    adj = torch.sparse_coo_tensor(adj.indices(), torch.ones_like(adj.values()), adj.shape).coalesce()
-    return adj if layout == "coo" else adj.to_sparse_csr()
 
 
 def sparse_entries(adj):

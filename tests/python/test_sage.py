@@ -12,7 +12,7 @@ from tessera.graph import Graph
 from tessera.nn import SAGEConv
 from tessera.nn.sage import segment_reduce
 
-from pyg_reference import SparseTensorStandIn
+from pyg_reference import SparseTensorStandIn, sparse_adjacency
 
 try:
     from torch_geometric.nn import SAGEConv as PygSAGEConv
@@ -242,9 +242,9 @@ def test_sparse_adjacency_is_its_distinct_edges(seed, aggr, layout):
     gen = torch.Generator().manual_seed(seed)
     n = 40
     ei = random_edges(n, 200, gen)
-    coo = torch.sparse_coo_tensor(ei.flip(0), torch.ones(ei.size(1)), (n, n)).coalesce()
-    distinct = coo.indices().flip(0)
-    ones = torch.sparse_coo_tensor(coo.indices(), torch.ones_like(coo.values()), (n, n)).coalesce()
+    coo = torch.sparse_coo_tensor(ei.flip(0), torch.ones(ei.size(1)), (n, n)).coalesce()  # duplicates summed
+    ones = sparse_adjacency(ei, n, n, "coo")
+    distinct = ones.indices().flip(0)
     adj = {"coo": ones, "csr": ones.to_sparse_csr(), "SparseTensor": SparseTensorStandIn(coo.to_sparse_csr())}[layout]
     conv = SAGEConv(6, 5, aggr=aggr)
     x = torch.randn(n, 6, generator=gen)

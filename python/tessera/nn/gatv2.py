@@ -29,7 +29,8 @@ import torch
 from torch import Tensor
 from torch.nn import Parameter
 
-from ..graph import Graph, is_sparse_adjacency, is_torch_sparse_tensor, sparse_with_values
+from ..graph import (Graph, GraphCache, check_graph_size, is_sparse_adjacency, is_torch_sparse_tensor,
+                     sparse_with_values)
 from ._inputs import edge_index_shape, layer_inputs, node_feature_pair
 from ._linear import add_to_fresh, project
 
@@ -80,6 +81,11 @@ class AttentionGraph:
         self.fill_targets: Optional[Tensor] = None
         self.ea_source: Optional[Tensor] = None
         self._selector: Optional[Graph] = None  # memo of select()
+
+    @classmethod
+    def of(cls, graph: Graph) -> "AttentionGraph":
+        """A tessera.Graph's own CSR (rows = targets), entries in its order."""
+        return cls(graph.rowptr, graph.col, graph.cols, graph=graph)
 
     @classmethod
     def from_edge_index(cls, edge_index: Tensor, num_dst: int, num_src: int) -> "AttentionGraph":
@@ -147,36 +153,6 @@ class AttentionGraph:
         return out_ei, out_alpha
 
 
-class GraphCache:
-    """The CSR built from the last edge_index (and its transpose, which tessera.Graph keeps once
-    built), reused while the very same tensor comes back unmodified (same _version) with the same
-    sizes, or the very same tessera.Graph (same id, its identity, as its own memos use) or
-    torch_sparse.SparseTensor (immutable: identity alone; the layers read its structure, never
-    its values). PyG rebuilds these every call; a training loop passes the same edge_index every
-    step. Holding the input keeps its storage alive, so identity cannot be confused with a new one."""
-
-    def __init__(self):
-        self._key = None
-        self._graph = None
-
-    def get(self, edge_index, sizes: tuple, build) -> "AttentionGraph":
-        if isinstance(edge_index, Graph):
-            version = edge_index.id
-        elif not isinstance(edge_index, Tensor):
-            version = 0
-        else:
-            try:
-                version = edge_index._version
-            except RuntimeError:  # inference-mode tensors carry no version counter: never cache
-                return build()
-        key = self._key
-        if key is not None and key[0] is edge_index and key[1] == version and key[2] == sizes:
-            return self._graph
-        self._graph = build()
-        self._key = (edge_index, version, sizes)
-        return self._graph
-
-
 def remove_and_add_self_loops(edge_index: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:
     """PyG's remove_self_loops then add_self_loops(num_nodes): loops appended after the edges.
     Returns the new edges and the mask of the input edges they keep."""
@@ -195,11 +171,7 @@ def graph_edge_index(g: Graph) -> Tensor:
 def sparse_adjacency_graph(layer: str, adj_t, num_dst: int, num_src: int) -> Graph:
     """The tessera.Graph of a sparse adjacency given in place of edge_index (rows = targets),
     checked against the layer's node counts."""
-    g = Graph.from_sparse(adj_t)
-    if g.rows != num_dst or g.cols != num_src:
-        raise ValueError(f"{layer}: the adjacency is {g.rows} x {g.cols} (targets x sources) but x gives "
-                         f"{num_dst} targets and {num_src} sources")
-    return g
+    return check_graph_size(layer, Graph.from_sparse(adj_t), num_dst, num_src)
 
 
 def check_sparse_attention_request(layer: str, edge_index, edge_attr, return_attention_weights) -> None:
@@ -324,7 +296,7 @@ class GATv2Conv(torch.nn.Module):
 
     def _graph(self, edge_index, num_src: int, num_dst: int) -> AttentionGraph:
         if isinstance(edge_index, Graph) and not self.add_self_loops:
-            return AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
+            return AttentionGraph.of(edge_index)
         sparse = is_sparse_adjacency(edge_index)
         if not (sparse or isinstance(edge_index, (Tensor, Graph))):
             raise TypeError("GATv2Conv: edge_index must be a [2, E] tensor, a sparse adjacency or a "
@@ -334,7 +306,7 @@ class GATv2Conv(torch.nn.Module):
             if sparse:  # PyG: torch.sparse loses its self-loops and gains one per node; SparseTensor set_diag
                 g = sparse_adjacency_graph("GATv2Conv", edge_index, num_dst, num_src)
                 if not self.add_self_loops:
-                    return AttentionGraph(g.rowptr, g.col, g.cols, graph=g)
+                    return AttentionGraph.of(g)
                 ei = graph_edge_index(g)
             else:
                 ei = graph_edge_index(edge_index) if isinstance(edge_index, Graph) else \

@@ -20,9 +20,8 @@ from typing import Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ..graph import Graph, is_sparse_adjacency, is_torch_sparse_tensor
+from ..graph import Graph, GraphCache, check_graph_size, is_sparse_adjacency, is_torch_sparse_tensor
 from ._inputs import node_feature_pair, node_features, widths
-from .gatv2 import GraphCache
 from ._linear import linear
 
 _AGGR = {"max": "max", "min": "min", "sum": "sum", "add": "sum", "mean": "mean"}
@@ -99,9 +98,7 @@ class SAGEConv(torch.nn.Module):
         else:
             raise TypeError("SAGEConv: edge_index must be a [2, E] tensor, a sparse adjacency or a tessera.Graph, "
                             f"got {type(edge_index).__name__}")
-        if g.rows != n_dst or g.cols != n_src:
-            raise ValueError(f"SAGEConv: graph is {g.rows} x {g.cols} (targets x sources) but x gives {n_dst} "
-                             f"targets and {n_src} sources")
+        check_graph_size("SAGEConv", g, n_dst, n_src)
         src = linear(self.lin, x_src).relu() if self.project else x_src
         out = linear(self.lin_l, segment_reduce(g, src, self.aggr)[0])
         if self.root_weight and x_dst is not None:

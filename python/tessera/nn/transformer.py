@@ -25,11 +25,11 @@ from typing import Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ..graph import Graph, is_sparse_adjacency
+from ..graph import Graph, GraphCache, is_sparse_adjacency
 from ._linear import add_to_fresh, linear, linear_add, project
 from ._inputs import layer_inputs, node_feature_pair
-from .gatv2 import (AttentionGraph, GraphCache, _pyg_linear, _reset_linear, check_sparse_attention_request,
-                    fused_attention, sparse_adjacency_graph)
+from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_attention_request, fused_attention,
+                    sparse_adjacency_graph)
 
 
 class TransformerConv(torch.nn.Module):
@@ -86,12 +86,10 @@ class TransformerConv(torch.nn.Module):
             ea, edge_weight = (edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr), self.lin_edge.weight
         n_dst, n_src = query.size(0), key.size(0)
         if isinstance(edge_index, Graph):
-            g = AttentionGraph(edge_index.rowptr, edge_index.col, edge_index.cols, graph=edge_index)
+            g = AttentionGraph.of(edge_index)
         elif is_sparse_adjacency(edge_index):
-            def build():
-                a = sparse_adjacency_graph("TransformerConv", edge_index, n_dst, n_src)
-                return AttentionGraph(a.rowptr, a.col, a.cols, graph=a)
-            g = self._graph_cache.get(edge_index, (n_src, n_dst), build)
+            g = self._graph_cache.get(edge_index, (n_src, n_dst), lambda: AttentionGraph.of(
+                sparse_adjacency_graph("TransformerConv", edge_index, n_dst, n_src)))
         elif isinstance(edge_index, Tensor):
             g = self._graph_cache.get(edge_index, (n_src, n_dst),
                                       lambda: AttentionGraph.from_edge_index(edge_index, n_dst, n_src))
