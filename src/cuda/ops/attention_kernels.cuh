@@ -42,7 +42,10 @@ constexpr int kWarpsPerBlock = 8;
 // bounded to 4 blocks they fit 64 registers with up to ~80 bytes of spills, and the latency-bound
 // walks gain more from the extra warps than the spills cost (H200, same run, the backward: targets
 // / sources passes of the R-MAT 4x64 Transformer 18.9 / 20.4 -> 17.0 / 18.9 ms, of the grid 8x128
-// 15.1 / 15.2 -> 10.7 / 12.3 ms); 8 channels per lane (C = 256) fit 128 registers, 2 blocks. With
+// 15.1 / 15.2 -> 10.7 / 12.3 ms); 8 channels per lane (C = 256, and the forward's head groups) fit
+// 128 registers, 2 blocks; the forward bounded to 3 fits 80 without spills (exact rows; the guarded
+// ones spill 8-24 bytes), where at 2 it took 83 and so ran 16 warps per SM, latency-bound (ncu,
+// grid GATv2 4x64 head groups: 0.9 eligible warps per scheduler, none in 43% of cycles). With
 // edge features (0.5-1.1 KB of spills at 64 registers for 4 channels per lane) the bounds only keep
 // the occupancy the kernels had before the work-queue schedule (for_each_item) added its state:
 // forward 4 blocks up to 2 channels per lane (64 -> 84 registers without), 2 up to 8 (128 -> 154);
@@ -52,7 +55,7 @@ template <class T, int CPT, bool EDGE, Pass P>
 constexpr int min_blocks() {
   if constexpr (sizeof(T) == 2 && !EDGE) return CPT == 8 ? 2 : 1;
   else if constexpr (sizeof(T) == 8) return 1;
-  else if constexpr (!EDGE) return CPT <= 4 ? 4 : CPT == 8 ? 2 : 1;
+  else if constexpr (!EDGE) return CPT <= 4 ? 4 : CPT == 8 ? (P == Pass::forward ? 3 : 2) : 1;
   else if constexpr (P == Pass::forward) return CPT <= 2 ? 4 : CPT <= 8 ? 2 : 1;
   else if constexpr (P == Pass::targets) return CPT <= 2 ? 3 : 1;
   else return 1;

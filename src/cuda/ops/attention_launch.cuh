@@ -4,6 +4,7 @@
 // parallel.
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "cuda/ops/attention_kernels.cuh"
@@ -199,10 +200,15 @@ void with_edge_config(int C, bool aligned, F&& f) {
 // Heads per forward item (forward_kernel's head groups): as many as fill one warp's 256-channel
 // span (C = 32, 64, 128: 8, 4, 2 heads of exact, 16-byte aligned rows, 8 channels per lane) when
 // they divide H; else 1. Not for f64 (8 channels per lane spill), nor edge features (their
-// per-head projection takes the guarded configurations).
+// per-head projection takes the guarded configurations). TESSERA_ATTENTION_HEAD_GROUPS=0 turns them
+// off, for A/B measurements.
 template <class T, bool EDGE>
 int forward_head_group(int64_t heads, int64_t C, bool aligned) {
-  if (EDGE || sizeof(T) == 8 || !aligned || (C != 32 && C != 64 && C != 128)) return 1;
+  static const bool off = [] {
+    const char* e = std::getenv("TESSERA_ATTENTION_HEAD_GROUPS");
+    return e && std::string(e) == "0";
+  }();
+  if (off || EDGE || sizeof(T) == 8 || !aligned || (C != 32 && C != 64 && C != 128)) return 1;
   const int64_t hg = 256 / C;
   return heads % hg == 0 ? int(hg) : 1;
 }
