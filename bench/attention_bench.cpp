@@ -140,8 +140,6 @@ Run bench_one(const Csr<int32_t>& g, AttentionKind kind, int64_t H, int64_t C, c
 
 }  // namespace
 
-constexpr double kH200CopyGBs = 4200.0;  // measured device copy bandwidth (read + write), DESIGN.md
-
 int main(int argc, char** argv) {
   CLI::App app{"fused attention benchmark"};
   // Defaults fit the machine: `attention_bench --json PATH` alone runs the GPU configuration
@@ -162,30 +160,33 @@ int main(int argc, char** argv) {
   TESSERA_CHECK(!dev.is_cuda() || cuda_available(), "attention_bench: no CUDA device");
   const auto g64 = gen::generate(spec);
   const auto g = convert_index<int32_t>(g64);
-  std::printf("graph %s: %lld nodes, %lld edges; device %s\n", spec.c_str(), (long long)g.rows,
+  const double copy_gbs = bench::copy_bandwidth_gbs(Exec{dev});
+  std::printf("graph %s: %lld nodes, %lld edges; device %s", spec.c_str(), (long long)g.rows,
               (long long)g.nnz(), device_name(dev).c_str());
+  if (copy_gbs > 0) std::printf("; copy bandwidth (read + write) %.0f GB/s, the shares' denominator", copy_gbs);
+  std::printf("\n");
   json results = json::array();
   for (const auto& [H, C] : bench::parse_heads_channels(hc)) {
     for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
       const Run r = bench_one(g, kind, H, C, dev, reps);
       const double fwd_gbs = r.fwd_floor_bytes / (r.fwd_ms * 1e6);
-      const double share = dev.is_cuda() ? fwd_gbs / kH200CopyGBs : 0.0;
+      const double share = copy_gbs > 0 ? fwd_gbs / copy_gbs : 0.0;
       const double edge_gbs = r.fwd_edge_floor_bytes / (r.fwd_ms * 1e6);
       std::printf("%-11s H=%-2lld C=%-4lld forward %9.3f ms (%7.1f GB/s over the rows-once floor, %.0f%% of copy bandwidth;"
                   " %7.1f GB/s over the per-edge floor, %.0f%%)  forward+backward %9.3f ms\n",
                   attention_kind_name(kind), (long long)H, (long long)C, r.fwd_ms, fwd_gbs, 100 * share, edge_gbs,
-                  dev.is_cuda() ? 100 * edge_gbs / kH200CopyGBs : 0.0, r.fwdbwd_ms);
+                  copy_gbs > 0 ? 100 * edge_gbs / copy_gbs : 0.0, r.fwdbwd_ms);
       results.push_back({{"kind", attention_kind_name(kind)}, {"heads", H}, {"channels", C}, {"forward_ms", r.fwd_ms},
                          {"forward_backward_ms", r.fwdbwd_ms}, {"forward_floor_bytes", r.fwd_floor_bytes},
                          {"backward_floor_bytes", r.bwd_floor_bytes}, {"forward_gbs", fwd_gbs},
                          {"forward_edge_floor_bytes", r.fwd_edge_floor_bytes}, {"forward_edge_floor_gbs", edge_gbs},
-                         {"forward_share_of_copy_bandwidth_edge_floor", dev.is_cuda() ? edge_gbs / kH200CopyGBs : 0.0},
-                         {"forward_share_of_copy_bandwidth", dev.is_cuda() ? fwd_gbs / kH200CopyGBs : 0.0}});
+                         {"forward_share_of_copy_bandwidth_edge_floor", copy_gbs > 0 ? edge_gbs / copy_gbs : 0.0},
+                         {"forward_share_of_copy_bandwidth", share}});
     }
   }
   if (!json_path.empty()) {
     json doc = {{"date", bench::now_utc()}, {"commit", bench::git_commit()}, {"device", device_name(dev)},
-                {"graph", spec}, {"nodes", g.rows}, {"edges", g.nnz()},
+                {"graph", spec}, {"nodes", g.rows}, {"edges", g.nnz()}, {"copy_bandwidth_gbs", copy_gbs},
                 {"command", std::string(argv[0]) + " --device " + device + " --spec " + spec + " --hc " + hc},
                 {"results", results}};
     if (!bench::write_json(json_path, doc)) return 1;

@@ -12,7 +12,15 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/core/device.hpp"
 #include "tessera/io/graph_io.hpp"
+#include "tessera/tune/tuner.hpp"
+
+#ifdef TESSERA_WITH_CUDA
+#include <cuda_runtime.h>
+
+#include "tessera/core/cuda_check.hpp"
+#endif
 
 namespace tessera::bench {
 
@@ -72,6 +80,26 @@ double median_ms(int reps, Fn&& fn, Sync&& sync) {
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// Device-to-device copy bandwidth of exec's GPU in GB/s (bytes read + bytes written; median of 10
+// copies of 1 GiB), measured now: the IO floors' denominator, so a share of copy bandwidth means the
+// same on an H100 (about 3 TB/s) as on an H200 (about 4.2 TB/s) instead of assuming the H200's
+// figure (bench_common.copy_bandwidth_cuda is the Python twin). 0 on the CPU.
+inline double copy_bandwidth_gbs(const Exec& exec) {
+#ifdef TESSERA_WITH_CUDA
+  if (!exec.device.is_cuda()) return 0.0;
+  constexpr size_t kBytes = size_t(1) << 30;
+  Scratch src(exec, kBytes), dst(exec, kBytes);
+  cudaStream_t s = cuda_stream(exec.stream);
+  const double ms = tune::time_ms(exec, [&] {
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), kBytes, cudaMemcpyDeviceToDevice, s));
+  }, 2, 10);
+  return 2.0 * double(kBytes) / (ms * 1e6);
+#else
+  (void)exec;
+  return 0.0;
+#endif
 }
 
 // "4x64,8x128" -> {(4, 64), (8, 128)}: the (heads, channels per head) lists of the attention benchmarks.
