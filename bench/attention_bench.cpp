@@ -145,10 +145,14 @@ int main(int argc, char** argv) {
   // Defaults fit the machine: `attention_bench --json PATH` alone runs the GPU configuration
   // (R-MAT 2^20, deg 16; (H, C) in {(4,64),(8,128),(2,256)}) on a CUDA machine, a small CPU one elsewhere.
   std::string device = "auto", spec, hc, json_path;
+  std::vector<std::string> kinds = {"gatv2", "transformer"};
   int reps = 5;
   app.add_option("--device", device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_option("--spec", spec, "graph generator spec");
   app.add_option("--hc", hc, "comma-separated HxC list, e.g. 4x64,8x128,2x256");
+  app.add_option("--kinds", kinds, "gatv2, transformer or both (default)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"gatv2", "transformer"}));
   app.add_option("--reps", reps, "timed repetitions (median)");
   app.add_option("--json", json_path, "write results as JSON");
   CLI11_PARSE(app, argc, argv);
@@ -167,7 +171,8 @@ int main(int argc, char** argv) {
   std::printf("\n");
   json results = json::array();
   for (const auto& [H, C] : bench::parse_heads_channels(hc)) {
-    for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
+    for (const std::string& kind_name : kinds) {
+      const AttentionKind kind = parse_attention_kind(kind_name);
       const Run r = bench_one(g, kind, H, C, dev, reps);
       const double fwd_gbs = r.fwd_floor_bytes / (r.fwd_ms * 1e6);
       const double share = copy_gbs > 0 ? fwd_gbs / copy_gbs : 0.0;
@@ -187,7 +192,12 @@ int main(int argc, char** argv) {
   if (!json_path.empty()) {
     json doc = {{"date", bench::now_utc()}, {"commit", bench::git_commit()}, {"device", device_name(dev)},
                 {"graph", spec}, {"nodes", g.rows}, {"edges", g.nnz()}, {"copy_bandwidth_gbs", copy_gbs},
-                {"command", std::string(argv[0]) + " --device " + device + " --spec " + spec + " --hc " + hc},
+                {"command", std::string(argv[0]) + " --device " + device + " --spec " + spec + " --hc " + hc +
+                                " --kinds " + [&] {
+                                  std::string k;
+                                  for (const auto& n : kinds) k += (k.empty() ? "" : ",") + n;
+                                  return k;
+                                }()},
                 {"results", results}};
     if (!bench::write_json(json_path, doc)) return 1;
   }
