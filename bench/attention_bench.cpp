@@ -190,14 +190,12 @@ int main(int argc, char** argv) {
     }
   }
   if (!json_path.empty()) {
+    std::string kind_list;  // the command as run, defaults filled in
+    for (const auto& k : kinds) kind_list += (kind_list.empty() ? "" : ",") + k;
     json doc = {{"date", bench::now_utc()}, {"commit", bench::git_commit()}, {"device", device_name(dev)},
                 {"graph", spec}, {"nodes", g.rows}, {"edges", g.nnz()}, {"copy_bandwidth_gbs", copy_gbs},
                 {"command", std::string(argv[0]) + " --device " + device + " --spec " + spec + " --hc " + hc +
-                                " --kinds " + [&] {
-                                  std::string k;
-                                  for (const auto& n : kinds) k += (k.empty() ? "" : ",") + n;
-                                  return k;
-                                }()},
+                                " --kinds " + kind_list},
                 {"results", results}};
     if (!bench::write_json(json_path, doc)) return 1;
   }
