@@ -5,6 +5,7 @@
 # runs them without building, which takes ~170 s of its device time:
 #   tar xJf .carry2/bins.tar.xz -C /tmp
 #   export LD_LIBRARY_PATH=/tmp/bins:$(dirname "$(find /usr/local -name libcudart.so.13 | head -1)")
+#   export TESSERA_COMMIT=$(cat /tmp/bins/COMMIT)
 #   /tmp/bins/tessera_tests --gtest_filter='AttentionCuda.*'
 # Usage: bash scripts/pack_prebuilt.sh [BUILD_DIR [TARGET...]]
 #   (default: build tessera_tests attention_bench; the build directory must be configured with CUDA).
@@ -27,10 +28,16 @@ for t in "${TARGETS[@]}"; do
   cp "$f" "$STAGE/bins/"
 done
 strip "$STAGE/bins/"*
-for lib in $(ldd "$STAGE"/bins/* | awk '$1 ~ /^libmetis/ {print $3}' | sort -u); do cp -L "$lib" "$STAGE/bins/"; done
+# The commit the binaries were built from (plus "-dirty" for uncommitted changes): on the GPU machine
+# `export TESSERA_COMMIT=$(cat /tmp/bins/COMMIT)`, else the benches report the stale checkout there.
+dirty=$(git -C "$ROOT" diff --quiet HEAD -- . ':!bench/results' || echo -dirty)
+echo "$(git -C "$ROOT" rev-parse HEAD)$dirty" > "$STAGE/bins/COMMIT"
+for lib in $(for t in "${TARGETS[@]}"; do ldd "$STAGE/bins/$t"; done | awk '$1 ~ /^libmetis/ {print $3}' | sort -u); do
+  cp -L "$lib" "$STAGE/bins/"
+done
 mkdir -p "$ROOT/.carry2"
 tar cJf "$ROOT/.carry2/bins.tar.xz.tmp" -C "$STAGE" bins
 mv "$ROOT/.carry2/bins.tar.xz.tmp" "$ROOT/.carry2/bins.tar.xz"
 size=$(stat -c %s "$ROOT/.carry2/bins.tar.xz")
-echo "packed ${TARGETS[*]} ($(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!bench/results' || echo ', with uncommitted changes')): $((size >> 20)) MiB in .carry2/bins.tar.xz"
+echo "packed ${TARGETS[*]} ($(cat "$STAGE/bins/COMMIT")): $((size >> 20)) MiB in .carry2/bins.tar.xz"
 [ "$size" -lt $((60 << 20)) ] || echo "pack_prebuilt: over 60 MiB; the device call carries at most 64 MiB in all" >&2

@@ -4,6 +4,7 @@ R=$OUT/r; mkdir -p $R
 tar xJf .carry2/bins.tar.xz -C /tmp
 d=$(dirname "$(find /usr/local -name 'libcudart.so.13' 2>/dev/null | head -1)")
 export LD_LIBRARY_PATH=/tmp/bins:$d:${LD_LIBRARY_PATH:-}
+export TESSERA_COMMIT=$(cat /tmp/bins/COMMIT)
 ldd /tmp/bins/tessera_tests | grep -E "not found|cudart|metis"
 timeout 90 /tmp/bins/tessera_tests --gtest_filter="AttentionCuda.*" > $R/attention_cuda_test_default.txt 2>&1; echo rc=$?; grep -E "FAILED|PASSED|OK \]|Failure" $R/attention_cuda_test_default.txt | head -20
 TESSERA_ATTENTION_HEAD_GROUPS=1 timeout 40 /tmp/bins/tessera_tests --gtest_filter="AttentionCuda.HeadGroupsMatchReference" > $R/attention_cuda_test_hg1.txt 2>&1; echo rc=$?; grep -E "FAILED|PASSED|OK \]|Failure" $R/attention_cuda_test_hg1.txt | head
