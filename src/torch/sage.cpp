@@ -18,17 +18,23 @@ torch::Tensor sage_aggregate(const pt::Graph& graph, const torch::Tensor& x, con
 
 SAGEConvImpl::SAGEConvImpl(const SAGEConvOptions& opts) : options(opts) { reset(); }
 
+int64_t SAGEConvImpl::in_channels_dst() const {
+  return options.in_channels_dst() > 0 ? options.in_channels_dst() : options.in_channels();
+}
+
 void SAGEConvImpl::reset() {
   TESSERA_CHECK(options.in_channels() > 0 && options.out_channels() > 0,
                 "SAGEConv: in_channels and out_channels must be positive (lazy -1 is not supported), got ",
                 options.in_channels(), " and ", options.out_channels());
+  TESSERA_CHECK(options.in_channels_dst() == -1 || options.in_channels_dst() > 0,
+                "SAGEConv: in_channels_dst must be positive, or -1 for in_channels, got ", options.in_channels_dst());
   ops::parse_reduce(options.aggr() == "add" ? "sum" : options.aggr());  // throws on unknown aggregations
   const int64_t in = options.in_channels(), out = options.out_channels();
   if (options.project())
     lin = register_module("lin", torch::nn::Linear(torch::nn::LinearOptions(in, in).bias(true)));
   lin_l = register_module("lin_l", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(options.bias())));
   if (options.root_weight())
-    lin_r = register_module("lin_r", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)));
+    lin_r = register_module("lin_r", torch::nn::Linear(torch::nn::LinearOptions(in_channels_dst(), out).bias(false)));
   reset_parameters();
 }
 
@@ -42,13 +48,7 @@ void SAGEConvImpl::reset_parameters() {
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph) {
   pt::check_node_features("SAGEConv", x, options.in_channels(), graph);
-  const torch::Tensor src = options.project() ? torch::relu(lin->forward(x)) : x;
-  auto out = lin_l->forward(sage_aggregate(graph, src, options.aggr()));
-  // + lin_r(x) accumulated by the GEMM into lin_l's output (beta = 1): no second [N, out] buffer
-  // and no separate add pass.
-  if (options.root_weight()) out = out.addmm_(x, lin_r->weight.t());
-  if (options.normalize()) out = torch::nn::functional::normalize(out, torch::nn::functional::NormalizeFuncOptions().p(2.0).dim(-1));
-  return out;
+  return forward(x, x, graph);
 }
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index) {
@@ -56,9 +56,38 @@ torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const torch::Tensor&
   return forward(x, pt::Graph::from_edge_index(edge_index, {}, x.size(0)));
 }
 
+torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph) {
+  pt::check_node_features("SAGEConv", x_src, options.in_channels());
+  if (x_dst.defined()) {
+    TESSERA_CHECK(x_dst.dim() == 2 && x_dst.size(1) == in_channels_dst(), "SAGEConv: x_dst must be [targets, ",
+                  in_channels_dst(), "] (in_channels_dst), got shape ", x_dst.sizes());
+    TESSERA_CHECK(graph.rows() == x_dst.size(0), "SAGEConv: graph has ", graph.rows(), " target nodes (rows) but x_dst has ",
+                  x_dst.size(0), " rows");
+  }
+  const torch::Tensor src = options.project() ? torch::relu(lin->forward(x_src)) : x_src;
+  auto out = lin_l->forward(sage_aggregate(graph, src, options.aggr()));
+  // + lin_r(x_dst) accumulated by the GEMM into lin_l's output (beta = 1): no second [N, out] buffer
+  // and no separate add pass.
+  if (options.root_weight() && x_dst.defined()) out = out.addmm_(x_dst, lin_r->weight.t());
+  if (options.normalize()) out = torch::nn::functional::normalize(out, torch::nn::functional::NormalizeFuncOptions().p(2.0).dim(-1));
+  return out;
+}
+
+torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst,
+                                    const torch::Tensor& edge_index, int64_t num_dst) {
+  pt::check_node_features("SAGEConv", x_src, options.in_channels());
+  TESSERA_CHECK(x_dst.defined() || num_dst >= 0, "SAGEConv: without x_dst, give num_dst (the number of targets)");
+  TESSERA_CHECK(!x_dst.defined() || num_dst < 0 || num_dst == x_dst.size(0), "SAGEConv: num_dst = ", num_dst,
+                " but x_dst has ", x_dst.size(0), " rows");
+  const int64_t targets = x_dst.defined() ? x_dst.size(0) : num_dst;
+  return forward(x_src, x_dst, pt::Graph::from_edge_index(edge_index, {}, targets, x_src.size(0)));
+}
+
 void SAGEConvImpl::pretty_print(std::ostream& stream) const {
-  stream << "tessera::nn::SAGEConv(" << options.in_channels() << ", " << options.out_channels()
-         << ", aggr=" << options.aggr() << ")";
+  stream << "tessera::nn::SAGEConv(";
+  if (in_channels_dst() != options.in_channels()) stream << "(" << options.in_channels() << ", " << in_channels_dst() << ")";
+  else stream << options.in_channels();
+  stream << ", " << options.out_channels() << ", aggr=" << options.aggr() << ")";
 }
 
 // ---- the "sage" model: layers x SAGEConv, ReLU + dropout between them; --aggr picks the reduction ----

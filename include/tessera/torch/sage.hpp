@@ -9,6 +9,10 @@
 // The aggregation runs on the raw (or projected) inputs before lin_l, adds no self-loops, gives 0
 // for nodes without in-neighbours, and counts duplicate edges once per occurrence (as PyG's scatter).
 // aggr in max, min, sum (or "add"), mean.
+// Bipartite, as PyG's in_channels = (source width, target width) and x = (x_src, x_dst): the option
+// in_channels_dst sets lin_r's input width (default: in_channels), forward(x_src, x_dst, graph)
+// aggregates x_src over a graph of x_dst.size(0) rows and x_src.size(0) columns (a sampled block),
+// and an undefined x_dst, as PyG's (x_src, None), leaves out the root term.
 #include <torch/torch.h>
 
 #include <string>
@@ -21,6 +25,7 @@ struct SAGEConvOptions {
   SAGEConvOptions(int64_t in_channels, int64_t out_channels) : in_channels_(in_channels), out_channels_(out_channels) {}
   TORCH_ARG(int64_t, in_channels);
   TORCH_ARG(int64_t, out_channels);
+  TORCH_ARG(int64_t, in_channels_dst) = -1;  // the targets' width (lin_r's input); -1: in_channels
   TORCH_ARG(std::string, aggr) = "mean";
   TORCH_ARG(bool, normalize) = false;
   TORCH_ARG(bool, root_weight) = true;
@@ -38,6 +43,13 @@ class SAGEConvImpl : public torch::nn::Cloneable<SAGEConvImpl> {
 
   torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph);
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& edge_index);
+  // Bipartite: graph rows = targets (x_dst), columns = sources (x_src); x_dst may be undefined.
+  torch::Tensor forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph);
+  // edge_index [2, E] (sources; targets) between x_src's and x_dst's nodes; num_dst: the number of
+  // targets when x_dst is undefined (PyG's size[1]).
+  torch::Tensor forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const torch::Tensor& edge_index,
+                        int64_t num_dst = -1);
+  int64_t in_channels_dst() const;   // lin_r's input width
 
   void pretty_print(std::ostream& stream) const override;
 
