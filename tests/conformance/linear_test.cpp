@@ -200,7 +200,9 @@ TEST(Linear, WeightGradSlicesFillWholeWaves) {
       ASSERT_LE(s, rows_bound);
       const int64_t ctas = s * tiles, waves = (ctas + sms - 1) / sms;
       // Unless the rows bound it, one more slice would not fit in the last wave.
-      if (s < rows_bound && tiles <= sms) EXPECT_GT(ctas - (waves - 1) * sms, sms - tiles) << tiles << " " << s;
+      if (s < rows_bound && tiles <= sms) {
+        EXPECT_GT(ctas - (waves - 1) * sms, sms - tiles) << tiles << " " << s;
+      }
       const double cost = double(waves) / double(s), one = double((tiles + sms - 1) / sms);
       EXPECT_LE(cost, one) << "never slower than one slice: " << tiles;
     }

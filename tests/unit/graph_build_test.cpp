@@ -60,7 +60,9 @@ void expect_matches_oracle(const Coo<I>& c, const BuildOptions& o, uint64_t seed
   auto it = want.begin();
   for (int64_t r = 0; r < g.rows; ++r) {
     for (int64_t p = g.rowptr[size_t(r)]; p < g.rowptr[size_t(r) + 1]; ++p) {
-      if (p > g.rowptr[size_t(r)]) ASSERT_LE(g.col[size_t(p - 1)], g.col[size_t(p)]) << "row " << r << " unsorted";
+      if (p > g.rowptr[size_t(r)]) {
+        ASSERT_LE(g.col[size_t(p - 1)], g.col[size_t(p)]) << "row " << r << " unsorted";
+      }
       ASSERT_NE(it, want.end());
       ASSERT_EQ(it->first, std::make_pair(r, int64_t(g.col[size_t(p)]))) << "seed " << seed;
       if (o.deduplicate) {
