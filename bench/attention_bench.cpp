@@ -175,17 +175,18 @@ int main(int argc, char** argv) {
       const AttentionKind kind = parse_attention_kind(kind_name);
       const Run r = bench_one(g, kind, H, C, dev, reps);
       const double fwd_gbs = r.fwd_floor_bytes / (r.fwd_ms * 1e6);
-      const double share = copy_gbs > 0 ? fwd_gbs / copy_gbs : 0.0;
+      const double share = bench::share_of_copy(fwd_gbs, copy_gbs);
       const double edge_gbs = r.fwd_edge_floor_bytes / (r.fwd_ms * 1e6);
+      const double edge_share = bench::share_of_copy(edge_gbs, copy_gbs);
       std::printf("%-11s H=%-2lld C=%-4lld forward %9.3f ms (%7.1f GB/s over the rows-once floor, %.0f%% of copy bandwidth;"
                   " %7.1f GB/s over the per-edge floor, %.0f%%)  forward+backward %9.3f ms\n",
                   attention_kind_name(kind), (long long)H, (long long)C, r.fwd_ms, fwd_gbs, 100 * share, edge_gbs,
-                  copy_gbs > 0 ? 100 * edge_gbs / copy_gbs : 0.0, r.fwdbwd_ms);
+                  100 * edge_share, r.fwdbwd_ms);
       results.push_back({{"kind", attention_kind_name(kind)}, {"heads", H}, {"channels", C}, {"forward_ms", r.fwd_ms},
                          {"forward_backward_ms", r.fwdbwd_ms}, {"forward_floor_bytes", r.fwd_floor_bytes},
                          {"backward_floor_bytes", r.bwd_floor_bytes}, {"forward_gbs", fwd_gbs},
                          {"forward_edge_floor_bytes", r.fwd_edge_floor_bytes}, {"forward_edge_floor_gbs", edge_gbs},
-                         {"forward_share_of_copy_bandwidth_edge_floor", copy_gbs > 0 ? edge_gbs / copy_gbs : 0.0},
+                         {"forward_share_of_copy_bandwidth_edge_floor", edge_share},
                          {"forward_share_of_copy_bandwidth", share}});
     }
   }

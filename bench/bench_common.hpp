@@ -102,6 +102,9 @@ inline double copy_bandwidth_gbs(const Exec& exec) {
 #endif
 }
 
+// A rate's share of the copy bandwidth copy_bandwidth_gbs measured (0 without one: the CPU).
+inline double share_of_copy(double gbs, double copy_gbs) { return copy_gbs > 0 ? gbs / copy_gbs : 0.0; }
+
 // "4x64,8x128" -> {(4, 64), (8, 128)}: the (heads, channels per head) lists of the attention benchmarks.
 inline std::vector<std::pair<int64_t, int64_t>> parse_heads_channels(const std::string& list) {
   std::vector<std::pair<int64_t, int64_t>> out;

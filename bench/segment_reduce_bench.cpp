@@ -212,11 +212,11 @@ int main(int argc, char** argv) {
             const double gbps = floor / (ms * 1e6);
             rec.update({{"ms", ms}, {"floor_gbps", gbps}, {"max_normalized_error", err}, {"arg_mismatches", bad_args},
                         {"correct", ok}});
-            if (copy_gbs > 0) rec["floor_share_of_copy_bandwidth"] = gbps / copy_gbs;
+            if (copy_gbs > 0) rec["floor_share_of_copy_bandwidth"] = bench::share_of_copy(gbps, copy_gbs);
             if (v->name.find(".none.") != std::string::npos) best_none = std::min(best_none, ms);
             else if (v->backend == tune::Backend::cuda) best_split = std::min(best_split, ms);
             std::printf("%-12s %6lld %-24s %10.3f %10.1f %7.1f%% %10.2e%s\n", gname.c_str(), (long long)F,
-                        v->name.c_str(), ms, gbps, copy_gbs > 0 ? 100.0 * gbps / copy_gbs : 0.0, err,
+                        v->name.c_str(), ms, gbps, 100.0 * bench::share_of_copy(gbps, copy_gbs), err,
                         ok ? "" : "  WRONG");
           } catch (const Error& e) {
             rec["error"] = e.what();

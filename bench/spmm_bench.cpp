@@ -191,9 +191,9 @@ int main(int argc, char** argv) {
             const double ms = tune::time_ms(exec, [&] { v->run(args, exec); }, 2, reps);
             const double gbps = io.floor_bytes / (ms * 1e6);
             rec.update({{"ms", ms}, {"floor_gbps", gbps}, {"max_normalized_error", err}, {"correct", ok}});
-            if (copy_gbs > 0) rec["floor_share_of_copy_bandwidth"] = gbps / copy_gbs;
+            if (copy_gbs > 0) rec["floor_share_of_copy_bandwidth"] = bench::share_of_copy(gbps, copy_gbs);
             std::printf("%-10s %6lld %-28s %10.3f %10.1f %7.1f%% %12.2f %10.2e%s\n", gname.c_str(), (long long)F,
-                        v->name.c_str(), ms, gbps, copy_gbs > 0 ? 100.0 * gbps / copy_gbs : 0.0,
+                        v->name.c_str(), ms, gbps, 100.0 * bench::share_of_copy(gbps, copy_gbs),
                         io.gather_bytes / 1e9, err, ok ? "" : "  WRONG");
           } catch (const Error& e) {
             rec["error"] = e.what();

@@ -48,7 +48,8 @@ void SAGEConvImpl::reset_parameters() {
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph) {
   pt::check_node_features("SAGEConv", x, options.in_channels(), graph);
-  return forward(x, x, graph);
+  check_targets(x, graph);  // lin_r's width, when in_channels_dst differs
+  return propagate(x, x, graph);
 }
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index) {
@@ -58,19 +59,8 @@ torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const torch::Tensor&
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph) {
   pt::check_node_features("SAGEConv", x_src, options.in_channels());
-  if (x_dst.defined()) {
-    TESSERA_CHECK(x_dst.dim() == 2 && x_dst.size(1) == in_channels_dst(), "SAGEConv: x_dst must be [targets, ",
-                  in_channels_dst(), "] (in_channels_dst), got shape ", x_dst.sizes());
-    TESSERA_CHECK(graph.rows() == x_dst.size(0), "SAGEConv: graph has ", graph.rows(), " target nodes (rows) but x_dst has ",
-                  x_dst.size(0), " rows");
-  }
-  const torch::Tensor src = options.project() ? torch::relu(lin->forward(x_src)) : x_src;
-  auto out = lin_l->forward(sage_aggregate(graph, src, options.aggr()));
-  // + lin_r(x_dst) accumulated by the GEMM into lin_l's output (beta = 1): no second [N, out] buffer
-  // and no separate add pass.
-  if (options.root_weight() && x_dst.defined()) out = out.addmm_(x_dst, lin_r->weight.t());
-  if (options.normalize()) out = torch::nn::functional::normalize(out, torch::nn::functional::NormalizeFuncOptions().p(2.0).dim(-1));
-  return out;
+  if (x_dst.defined()) check_targets(x_dst, graph);
+  return propagate(x_src, x_dst, graph);
 }
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst,
@@ -81,6 +71,24 @@ torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Ten
                 " but x_dst has ", x_dst.size(0), " rows");
   const int64_t targets = x_dst.defined() ? x_dst.size(0) : num_dst;
   return forward(x_src, x_dst, pt::Graph::from_edge_index(edge_index, {}, targets, x_src.size(0)));
+}
+
+void SAGEConvImpl::check_targets(const torch::Tensor& x_dst, const pt::Graph& graph) const {
+  TESSERA_CHECK(x_dst.dim() == 2 && x_dst.size(1) == in_channels_dst(), "SAGEConv: x_dst must be [targets, ",
+                in_channels_dst(), "] (in_channels_dst), got shape ", x_dst.sizes());
+  TESSERA_CHECK(graph.rows() == x_dst.size(0), "SAGEConv: graph has ", graph.rows(), " target nodes (rows) but x_dst has ",
+                x_dst.size(0), " rows");
+}
+
+// The layer on checked inputs (sage_aggregate checks the graph's columns against x_src).
+torch::Tensor SAGEConvImpl::propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph) {
+  const torch::Tensor src = options.project() ? torch::relu(lin->forward(x_src)) : x_src;
+  auto out = lin_l->forward(sage_aggregate(graph, src, options.aggr()));
+  // + lin_r(x_dst) accumulated by the GEMM into lin_l's output (beta = 1): no second [N, out] buffer
+  // and no separate add pass.
+  if (options.root_weight() && x_dst.defined()) out = out.addmm_(x_dst, lin_r->weight.t());
+  if (options.normalize()) out = torch::nn::functional::normalize(out, torch::nn::functional::NormalizeFuncOptions().p(2.0).dim(-1));
+  return out;
 }
 
 void SAGEConvImpl::pretty_print(std::ostream& stream) const {

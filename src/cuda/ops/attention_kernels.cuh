@@ -45,7 +45,9 @@ constexpr int kWarpsPerBlock = 8;
 // 15.1 / 15.2 -> 10.7 / 12.3 ms); 8 channels per lane (C = 256, and the forward's head groups) fit
 // 128 registers, 2 blocks; the forward bounded to 3 fits 80 without spills (exact rows; the guarded
 // ones spill 8-24 bytes), where at 2 it took 83 and so ran 16 warps per SM, latency-bound (ncu,
-// grid GATv2 4x64 head groups: 0.9 eligible warps per scheduler, none in 43% of cycles). With
+// grid GATv2 4x64 head groups: 0.9 eligible warps per scheduler, none in 43% of cycles); at 3 the
+// GATv2 forward took 3.32 -> 3.10 ms there and 6.98 -> 5.95 ms on R-MAT 2^20 (H200,
+// bench/results/h200_20261205b). With
 // edge features (0.5-1.1 KB of spills at 64 registers for 4 channels per lane) the bounds only keep
 // the occupancy the kernels had before the work-queue schedule (for_each_item) added its state:
 // forward 4 blocks up to 2 channels per lane (64 -> 84 registers without), 2 up to 8 (128 -> 154);
