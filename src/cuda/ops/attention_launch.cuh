@@ -200,15 +200,21 @@ void with_edge_config(int C, bool aligned, F&& f) {
 // Heads per forward item (forward_kernel's head groups): as many as fill one warp's 256-channel
 // span (C = 32, 64, 128: 8, 4, 2 heads of exact, 16-byte aligned rows, 8 channels per lane) when
 // they divide H; else 1. Not for f64 (8 channels per lane spill), nor edge features (their
-// per-head projection takes the guarded configurations). TESSERA_ATTENTION_HEAD_GROUPS=0 turns them
-// off, for A/B measurements.
+// per-head projection takes the guarded configurations), nor the Transformer at C = 128: its pairs
+// of heads (a key and a value row per entry) were slower on every graph measured (H100, op level,
+// forward 8x128 with / without: R-MAT 2^20 degree 16 32.1 / 27.9 ms, degree 4 11.3 / 11.1, grid
+// 8.28 / 7.92, clustered 10.8 / 10.2), where GATv2's gained (R-MAT 17.2 / 19.1) and the
+// Transformer's 4-head groups gained on the grid (2.29 / 2.74) and the clustered graph (2.56 /
+// 2.75), lost on R-MAT (8.47 / 7.29), and tied at degree 4 (bench/results/h200_20261205b).
+// TESSERA_ATTENTION_HEAD_GROUPS=0 turns them off, =1 on wherever they apply (A/B runs).
 template <class T, bool EDGE>
-int forward_head_group(int64_t heads, int64_t C, bool aligned) {
-  static const bool off = [] {
+int forward_head_group(int64_t heads, int64_t C, bool aligned, AttentionKind kind) {
+  static const int forced = [] {
     const char* e = std::getenv("TESSERA_ATTENTION_HEAD_GROUPS");
-    return e && std::string(e) == "0";
+    return !e ? -1 : std::string(e) == "0" ? 0 : std::string(e) == "1" ? 1 : -1;
   }();
-  if (off || EDGE || sizeof(T) == 8 || !aligned || (C != 32 && C != 64 && C != 128)) return 1;
+  if (forced == 0 || EDGE || sizeof(T) == 8 || !aligned || (C != 32 && C != 64 && C != 128)) return 1;
+  if (forced == -1 && kind == AttentionKind::transformer && C == 128) return 1;
   const int64_t hg = 256 / C;
   return heads % hg == 0 ? int(hg) : 1;
 }
@@ -246,7 +252,7 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   p.alpha = static_cast<Acc*>(a.alpha);
   p.alpha_after_dropout = a.alpha_after_dropout;
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
-  const int hg = forward_head_group<T, EDGE>(a.heads, a.channels, aligned);
+  const int hg = forward_head_group<T, EDGE>(a.heads, a.channels, aligned, a.kind);
   Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, a.heads / hg, s);
   // An item's channels (hg heads side by side) pick the configuration: 256 with head groups.
   with_edge_config<T, EDGE>(p.C * hg, aligned, [&](auto cpt, auto lpe, auto vec) {
