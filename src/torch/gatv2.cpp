@@ -36,24 +36,34 @@ std::string fill_reduction(const std::string& f) {
 
 GATv2ConvImpl::GATv2ConvImpl(const GATv2ConvOptions& opts) : options(opts) { reset(); }
 
+int64_t GATv2ConvImpl::in_channels_dst() const {
+  return options.in_channels_dst() > 0 ? options.in_channels_dst() : options.in_channels();
+}
+
 void GATv2ConvImpl::reset() {
   const auto& o = options;
   TESSERA_CHECK(o.in_channels() > 0 && o.out_channels() > 0 && o.heads() > 0,
                 "GATv2Conv: in_channels, out_channels and heads must be positive, got ", o.in_channels(), ", ",
                 o.out_channels(), ", ", o.heads());
   TESSERA_CHECK(o.edge_dim() >= 0, "GATv2Conv: edge_dim = ", o.edge_dim(), ", expected >= 0 (0: no edge features)");
+  TESSERA_CHECK(o.in_channels_dst() == -1 || o.in_channels_dst() > 0,
+                "GATv2Conv: in_channels_dst must be positive, or -1 for in_channels, got ", o.in_channels_dst());
+  const int64_t in_dst = in_channels_dst();
+  // PyG's lin_r is lin_l then, and fails on the targets' width in forward: refused here instead.
+  TESSERA_CHECK(!o.share_weights() || in_dst == o.in_channels(), "GATv2Conv: share_weights needs equal source and ",
+                "target widths, got in_channels = ", o.in_channels(), ", in_channels_dst = ", in_dst);
   fill_reduction(o.fill_value());  // validates it
   const int64_t HC = o.heads() * o.out_channels();
   lin_l = register_module("lin_l", torch::nn::Linear(torch::nn::LinearOptions(o.in_channels(), HC).bias(o.bias())));
   lin_r = o.share_weights()
               ? register_module("lin_r", lin_l)
-              : register_module("lin_r", torch::nn::Linear(torch::nn::LinearOptions(o.in_channels(), HC).bias(o.bias())));
+              : register_module("lin_r", torch::nn::Linear(torch::nn::LinearOptions(in_dst, HC).bias(o.bias())));
   att = register_parameter("att", torch::empty({1, o.heads(), o.out_channels()}));
   if (o.edge_dim() > 0)
     lin_edge = register_module("lin_edge", torch::nn::Linear(torch::nn::LinearOptions(o.edge_dim(), HC).bias(false)));
   const int64_t total = o.concat() ? HC : o.out_channels();
   if (o.residual())
-    res = register_module("res", torch::nn::Linear(torch::nn::LinearOptions(o.in_channels(), total).bias(false)));
+    res = register_module("res", torch::nn::Linear(torch::nn::LinearOptions(in_dst, total).bias(false)));
   bias = o.bias() ? register_parameter("bias", torch::empty({total}))
                   : register_parameter("bias", torch::Tensor(), /*requires_grad=*/false);
   reset_parameters();
@@ -97,7 +107,9 @@ pt::Graph GATv2ConvImpl::looped(const pt::Graph& g) {
                             .index_select(0, perm.to(torch::kLong));
     looped_select_ = pt::Graph::from_csr(torch::arange(source.numel() + 1, col.options()), source.to(col.scalar_type()),
                                          {}, nnz + n);
-    looped_fill_targets_ = rows.masked_fill(~keep, n);  // removed loops go to the spill row n
+    // Removed loops go to the spill row n, and so do targets past the loops (a bipartite graph with
+    // more targets than sources), which have no loop to fill.
+    looped_fill_targets_ = rows.masked_fill(~keep, n).clamp_max(n);
   }
   looped_for_ = g.id();
   return looped_;
@@ -131,14 +143,36 @@ torch::Tensor self_loop_fill(const torch::Tensor& edge_attr, const torch::Tensor
   return wide ? fill.to(type) : fill;
 }
 
-torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph, const torch::Tensor& edge_attr_in) {
+torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph, const torch::Tensor& edge_attr) {
   pt::check_node_features("GATv2Conv", x, options.in_channels(), graph);
+  pt::check_not_bipartite("GATv2Conv", options.in_channels(), in_channels_dst());
+  return propagate(x, x, graph, edge_attr);
+}
+
+torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index, const torch::Tensor& edge_attr) {
+  pt::check_node_features("GATv2Conv", x, options.in_channels());
+  if (!edge_attr.defined()) return forward(x, pt::Graph::from_edge_index(edge_index, {}, x.size(0)));
+  const auto [g, ea] = pt::graph_and_edge_attr(edge_index, edge_attr, x.size(0));
+  return forward(x, g, ea);
+}
+
+torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
+                                     const torch::Tensor& edge_attr) {
+  pt::check_source_features("GATv2Conv", x_src, options.in_channels(), graph);
+  pt::check_target_features("GATv2Conv", x_dst, in_channels_dst(), graph);
+  return propagate(x_src, x_dst, graph, edge_attr);
+}
+
+// The layer on checked node features (x_dst is x_src for a homogeneous call).
+torch::Tensor GATv2ConvImpl::propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
+                                       const torch::Tensor& edge_attr_in) {
   auto ea = pt::layer_edge_attr("GATv2Conv", edge_attr_in, options.edge_dim(), graph.nnz());
   if (ea.defined() && options.add_self_loops()) ea = looped_edge_attr(graph, ea);
   const int64_t H = options.heads(), C = options.out_channels();
   const auto g = options.add_self_loops() ? looped(graph) : graph;
-  auto x_l = lin_l->forward(x);
-  auto x_r = options.share_weights() ? x_l : lin_r->forward(x);
+  auto x_l = lin_l->forward(x_src);
+  // One projection when the weights and the input are shared (lin_r is lin_l then).
+  auto x_r = options.share_weights() && x_dst.is_same(x_src) ? x_l : lin_r->forward(x_dst);
   const pt::AttentionGraph ag = pt::attention_graph(g);
   pt::AttentionOptions o;
   o.kind = "gatv2";
@@ -152,14 +186,14 @@ torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& gr
                                        lin_edge ? lin_edge->weight : torch::Tensor(),
                                        fused_bias ? bias : torch::Tensor()));
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
-  if (res) out = pt::add_to_fresh(out, res->forward(x));
+  if (res) out = pt::add_to_fresh(out, res->forward(x_dst));
   if (bias.defined() && !fused_bias) out = pt::add_to_fresh(out, bias);
   return out;
 }
 
 void GATv2ConvImpl::pretty_print(std::ostream& stream) const {
-  stream << "tessera::nn::GATv2Conv(" << options.in_channels() << ", " << options.out_channels()
-         << ", heads=" << options.heads() << ")";
+  stream << "tessera::nn::GATv2Conv(" << pt::in_channels_text(options.in_channels(), in_channels_dst()) << ", "
+         << options.out_channels() << ", heads=" << options.heads() << ")";
 }
 
 // ---- the "gatv2" model: layers x GATv2Conv (heads concatenated; one head last), ELU ----

@@ -54,6 +54,16 @@ Graph Graph::from_edge_index(const torch::Tensor& edge_index, const c10::optiona
   return from_csr(rowptr, col, values, num_src);
 }
 
+std::pair<Graph, torch::Tensor> graph_and_edge_attr(const torch::Tensor& edge_index, const torch::Tensor& edge_attr,
+                                                    int64_t num_nodes, int64_t num_src) {
+  if (num_src < 0) num_src = num_nodes;
+  auto [rowptr, col, perm] = edge_index_to_csr(edge_index, num_nodes, num_src, true);
+  TESSERA_CHECK(edge_attr.defined() && edge_attr.dim() >= 1 && edge_attr.size(0) == edge_index.size(1),
+                "graph_and_edge_attr: edge_attr must have one row per edge (", edge_index.size(1), "), got shape ",
+                edge_attr.defined() ? edge_attr.sizes() : c10::IntArrayRef{});
+  return {Graph::from_csr(rowptr, col, {}, num_src), edge_attr.index_select(0, perm)};
+}
+
 template <class I>
 Graph Graph::from_core(const Csr<I>& g, const torch::Device& device) {
   const auto it = compact_index_type(g.nnz(), g.rows, g.cols);

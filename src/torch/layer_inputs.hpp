@@ -4,6 +4,8 @@
 // "mat1 and mat2 shapes cannot be multiplied (5x7 and 4x6)".
 #include <torch/torch.h>
 
+#include <string>
+
 #include "tessera/core/error.hpp"
 #include "tessera/torch/graph.hpp"
 
@@ -22,6 +24,34 @@ inline void check_node_features(const char* layer, const torch::Tensor& x, int64
   check_node_features(layer, x, in_channels);
   TESSERA_CHECK(g.rows() == x.size(0) && g.cols() == x.size(0), layer, ": graph is ", g.rows(), " x ", g.cols(),
                 " but x has ", x.size(0), " nodes");
+}
+
+// A bipartite layer's sources: x_src a [g.cols(), in_channels] tensor.
+inline void check_source_features(const char* layer, const torch::Tensor& x_src, int64_t in_channels, const Graph& g) {
+  check_node_features(layer, x_src, in_channels);
+  TESSERA_CHECK(g.cols() == x_src.size(0), layer, ": graph has ", g.cols(), " source nodes (columns) but x_src has ",
+                x_src.size(0), " rows");
+}
+
+// ... and its targets: x_dst a defined [g.rows(), in_channels_dst] tensor.
+inline void check_target_features(const char* layer, const torch::Tensor& x_dst, int64_t in_channels_dst, const Graph& g) {
+  TESSERA_CHECK(x_dst.defined() && x_dst.dim() == 2 && x_dst.size(1) == in_channels_dst, layer,
+                ": x_dst must be [targets, ", in_channels_dst, "] (in_channels_dst), got shape ",
+                x_dst.defined() ? x_dst.sizes() : c10::IntArrayRef{});
+  TESSERA_CHECK(g.rows() == x_dst.size(0), layer, ": graph has ", g.rows(), " target nodes (rows) but x_dst has ",
+                x_dst.size(0), " rows");
+}
+
+// A layer built for bipartite input (in_channels_dst != in_channels) called with one x.
+inline void check_not_bipartite(const char* layer, int64_t in_channels, int64_t in_channels_dst) {
+  TESSERA_CHECK(in_channels == in_channels_dst, layer, ": built for bipartite input (in_channels = ", in_channels,
+                ", in_channels_dst = ", in_channels_dst, "): pass x_src and x_dst");
+}
+
+// A layer's in_channels as PyG prints it: "6", or "(6, 3)" for bipartite widths.
+inline std::string in_channels_text(int64_t in_channels, int64_t in_channels_dst) {
+  if (in_channels == in_channels_dst) return std::to_string(in_channels);
+  return "(" + std::to_string(in_channels) + ", " + std::to_string(in_channels_dst) + ")";
 }
 
 }  // namespace tessera::pt

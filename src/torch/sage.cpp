@@ -48,7 +48,7 @@ void SAGEConvImpl::reset_parameters() {
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph) {
   pt::check_node_features("SAGEConv", x, options.in_channels(), graph);
-  check_targets(x, graph);  // lin_r's width, when in_channels_dst differs
+  pt::check_not_bipartite("SAGEConv", options.in_channels(), in_channels_dst());
   return propagate(x, x, graph);
 }
 
@@ -59,7 +59,7 @@ torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const torch::Tensor&
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph) {
   pt::check_node_features("SAGEConv", x_src, options.in_channels());
-  if (x_dst.defined()) check_targets(x_dst, graph);
+  if (x_dst.defined()) pt::check_target_features("SAGEConv", x_dst, in_channels_dst(), graph);
   return propagate(x_src, x_dst, graph);
 }
 
@@ -71,13 +71,6 @@ torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Ten
                 " but x_dst has ", x_dst.size(0), " rows");
   const int64_t targets = x_dst.defined() ? x_dst.size(0) : num_dst;
   return forward(x_src, x_dst, pt::Graph::from_edge_index(edge_index, {}, targets, x_src.size(0)));
-}
-
-void SAGEConvImpl::check_targets(const torch::Tensor& x_dst, const pt::Graph& graph) const {
-  TESSERA_CHECK(x_dst.dim() == 2 && x_dst.size(1) == in_channels_dst(), "SAGEConv: x_dst must be [targets, ",
-                in_channels_dst(), "] (in_channels_dst), got shape ", x_dst.sizes());
-  TESSERA_CHECK(graph.rows() == x_dst.size(0), "SAGEConv: graph has ", graph.rows(), " target nodes (rows) but x_dst has ",
-                x_dst.size(0), " rows");
 }
 
 // The layer on checked inputs (sage_aggregate checks the graph's columns against x_src).
@@ -92,10 +85,8 @@ torch::Tensor SAGEConvImpl::propagate(const torch::Tensor& x_src, const torch::T
 }
 
 void SAGEConvImpl::pretty_print(std::ostream& stream) const {
-  stream << "tessera::nn::SAGEConv(";
-  if (in_channels_dst() != options.in_channels()) stream << "(" << options.in_channels() << ", " << in_channels_dst() << ")";
-  else stream << options.in_channels();
-  stream << ", " << options.out_channels() << ", aggr=" << options.aggr() << ")";
+  stream << "tessera::nn::SAGEConv(" << pt::in_channels_text(options.in_channels(), in_channels_dst()) << ", "
+         << options.out_channels() << ", aggr=" << options.aggr() << ")";
 }
 
 // ---- the "sage" model: layers x SAGEConv, ReLU + dropout between them; --aggr picks the reduction ----

@@ -12,19 +12,25 @@ namespace tessera::nn {
 
 TransformerConvImpl::TransformerConvImpl(const TransformerConvOptions& opts) : options(opts) { reset(); }
 
+int64_t TransformerConvImpl::in_channels_dst() const {
+  return options.in_channels_dst() > 0 ? options.in_channels_dst() : options.in_channels();
+}
+
 void TransformerConvImpl::reset() {
   auto& o = options;
   TESSERA_CHECK(o.in_channels() > 0 && o.out_channels() > 0 && o.heads() > 0,
                 "TransformerConv: in_channels, out_channels and heads must be positive, got ", o.in_channels(), ", ",
                 o.out_channels(), ", ", o.heads());
+  TESSERA_CHECK(o.in_channels_dst() == -1 || o.in_channels_dst() > 0,
+                "TransformerConv: in_channels_dst must be positive, or -1 for in_channels, got ", o.in_channels_dst());
   o.beta(o.beta() && o.root_weight());  // as PyG: beta only with the root weight
-  const int64_t HC = o.heads() * o.out_channels();
+  const int64_t HC = o.heads() * o.out_channels(), in_dst = in_channels_dst();
   auto lin = [&](int64_t in, int64_t out, bool b) { return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(b)); };
   lin_key = register_module("lin_key", lin(o.in_channels(), HC, true));
-  lin_query = register_module("lin_query", lin(o.in_channels(), HC, true));
+  lin_query = register_module("lin_query", lin(in_dst, HC, true));
   lin_value = register_module("lin_value", lin(o.in_channels(), HC, true));
   const int64_t width = o.concat() ? HC : o.out_channels();
-  lin_skip = register_module("lin_skip", lin(o.in_channels(), width, o.bias()));
+  lin_skip = register_module("lin_skip", lin(in_dst, width, o.bias()));
   if (o.beta()) lin_beta = register_module("lin_beta", lin(3 * width, 1, false));
   TESSERA_CHECK(o.edge_dim() >= 0, "TransformerConv: edge_dim = ", o.edge_dim(), ", expected >= 0 (0: no edge features)");
   if (o.edge_dim() > 0) lin_edge = register_module("lin_edge", lin(o.edge_dim(), HC, false));
@@ -37,9 +43,31 @@ void TransformerConvImpl::reset_parameters() {
 
 torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Graph& g, const torch::Tensor& edge_attr) {
   pt::check_node_features("TransformerConv", x, options.in_channels(), g);
+  pt::check_not_bipartite("TransformerConv", options.in_channels(), in_channels_dst());
+  return propagate(x, x, g, edge_attr);
+}
+
+torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index,
+                                           const torch::Tensor& edge_attr) {
+  pt::check_node_features("TransformerConv", x, options.in_channels());
+  if (!edge_attr.defined()) return forward(x, pt::Graph::from_edge_index(edge_index, {}, x.size(0)));
+  const auto [g, ea] = pt::graph_and_edge_attr(edge_index, edge_attr, x.size(0));
+  return forward(x, g, ea);
+}
+
+torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& g,
+                                           const torch::Tensor& edge_attr) {
+  pt::check_source_features("TransformerConv", x_src, options.in_channels(), g);
+  pt::check_target_features("TransformerConv", x_dst, in_channels_dst(), g);
+  return propagate(x_src, x_dst, g, edge_attr);
+}
+
+// The layer on checked node features (x_dst is x_src for a homogeneous call).
+torch::Tensor TransformerConvImpl::propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& g,
+                                             const torch::Tensor& edge_attr) {
   const auto ea = pt::layer_edge_attr("TransformerConv", edge_attr, options.edge_dim(), g.nnz());
   const int64_t H = options.heads(), C = options.out_channels();
-  auto q = lin_query->forward(x), k = lin_key->forward(x), v = lin_value->forward(x);
+  auto q = lin_query->forward(x_dst), k = lin_key->forward(x_src), v = lin_value->forward(x_src);
   const pt::AttentionGraph ag = pt::attention_graph(g);
   pt::AttentionOptions o;
   o.kind = "transformer";
@@ -49,7 +77,7 @@ torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Gra
   auto out = std::get<0>(pt::attention(ag, q, k, v, torch::Tensor(), o, ea, lin_edge ? lin_edge->weight : torch::Tensor()));
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
   if (options.root_weight()) {
-    auto x_r = lin_skip->forward(x);
+    auto x_r = lin_skip->forward(x_dst);
     if (lin_beta) {
       auto b = torch::sigmoid(lin_beta->forward(torch::cat({out, x_r, out - x_r}, -1)));
       out = b * x_r + (1 - b) * out;
@@ -61,8 +89,8 @@ torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Gra
 }
 
 void TransformerConvImpl::pretty_print(std::ostream& stream) const {
-  stream << "tessera::nn::TransformerConv(" << options.in_channels() << ", " << options.out_channels()
-         << ", heads=" << options.heads() << ")";
+  stream << "tessera::nn::TransformerConv(" << pt::in_channels_text(options.in_channels(), in_channels_dst()) << ", "
+         << options.out_channels() << ", heads=" << options.heads() << ")";
 }
 
 // ---- the "transformer" model: layers x TransformerConv (heads concatenated, last averaged) ----

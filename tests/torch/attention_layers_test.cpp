@@ -1,11 +1,20 @@
-// tessera::nn::GATv2Conv / TransformerConv (C++) with edge features against PyG's semantics in
-// plain libtorch (the formulas of tests/python/pyg_attention_reference.py), in double: outputs and
-// the gradients of x, edge_attr and every parameter; parameter names; misuse errors.
+// tessera::nn::GATv2Conv / TransformerConv (C++) against PyG's semantics in plain libtorch (the
+// formulas of tests/python/pyg_attention_reference.py), in double: outputs and the gradients of the
+// node and edge features and every parameter, on homogeneous graphs and bipartite blocks (PyG's
+// x = (x_src, x_dst)), through a pt::Graph and through edge_index; parameter names; misuse errors.
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <functional>
 #include <limits>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "support/testing.hpp"
+#include "tessera/core/error.hpp"
 #include "tessera/torch/gatv2.hpp"
 #include "tessera/torch/transformer.hpp"
 
@@ -19,17 +28,30 @@ using torch::Tensor;
 struct Case {
   pt::Graph g;
   Tensor src, dst;
+  Tensor edge_index;  // the edges in their input order
 };
-Case random_graph(int64_t n, int64_t e, uint64_t seed) {
+// n_src sources, n_dst targets (a bipartite block when they differ); edges among the first
+// n_src - 2 sources and n_dst - 2 targets, so two of each have none.
+Case random_block(int64_t n_src, int64_t n_dst, int64_t e, uint64_t seed) {
   torch::manual_seed(seed);
-  auto ei = torch::randint(0, n - 2, {2, e}, torch::kLong);
-  ei.index_put_({1, torch::indexing::Slice(0, 4)}, ei.index({0, torch::indexing::Slice(0, 4)}));  // loops
-  ei = torch::cat({ei, ei.index({torch::indexing::Slice(), torch::indexing::Slice(4, 9)})}, 1);    // duplicates
+  auto ei = torch::stack({torch::randint(0, n_src - 2, {e}, torch::kLong), torch::randint(0, n_dst - 2, {e}, torch::kLong)});
+  const auto self = torch::randint(0, std::min(n_src, n_dst) - 2, {4}, torch::kLong);  // four i -> i edges
+  ei.index_put_({torch::indexing::Slice(), torch::indexing::Slice(0, 4)}, self.expand({2, 4}));
+  ei = torch::cat({ei, ei.index({torch::indexing::Slice(), torch::indexing::Slice(4, 9)})}, 1);  // duplicates
   Case c;
-  c.g = pt::Graph::from_edge_index(ei, {}, n);
+  c.edge_index = ei;
+  c.g = pt::Graph::from_edge_index(ei, {}, n_dst, n_src);
   const auto deg = (c.g.rowptr().slice(0, 1) - c.g.rowptr().slice(0, 0, -1)).to(torch::kLong);
-  c.dst = torch::repeat_interleave(torch::arange(n, torch::kLong), deg);
+  c.dst = torch::repeat_interleave(torch::arange(n_dst, torch::kLong), deg);
   c.src = c.g.col().to(torch::kLong);
+  return c;
+}
+Case random_graph(int64_t n, int64_t e, uint64_t seed) { return random_block(n, n, e, seed); }
+Case on_cuda(Case c) {
+  c.g = pt::Graph::from_csr(c.g.rowptr().cuda(), c.g.col().cuda(), {}, c.g.cols());
+  c.src = c.src.cuda();
+  c.dst = c.dst.cuda();
+  c.edge_index = c.edge_index.cuda();
   return c;
 }
 
@@ -42,63 +64,114 @@ Tensor segment_softmax(const Tensor& logits, const Tensor& index, int64_t n) {
   return e / (s.index_select(0, index) + 1e-16);
 }
 
-// PyG GATv2Conv.forward with edge features: remove self-loops, add one per node whose features
-// are the mean of the node's remaining in-edge features, lin_edge inside the LeakyReLU.
-Tensor gatv2_oracle(nn::GATv2Conv& m, const Tensor& x, Tensor src, Tensor dst, Tensor ea) {
-  const int64_t H = m->options.heads(), C = m->options.out_channels(), n = x.size(0);
-  const auto keep = src.ne(dst);
-  src = src.index({keep});
-  dst = dst.index({keep});
-  ea = ea.index({keep});
-  const auto total = torch::zeros({n, ea.size(1)}, ea.options()).index_add(0, dst, ea);
-  const auto count = torch::zeros({n}, ea.options()).index_add(0, dst, torch::ones({dst.size(0)}, ea.options()));
-  const auto loops = torch::arange(n, dst.options());
-  src = torch::cat({src, loops});
-  dst = torch::cat({dst, loops});
-  ea = torch::cat({ea, total / count.clamp_min(1).unsqueeze(1)});
-  const auto xl = m->lin_l->forward(x).view({-1, H, C}), xr = m->lin_r->forward(x).view({-1, H, C});
+// PyG GATv2Conv.forward on x = (x_src, x_dst): x_l = lin_l(x_src), x_r = lin_r(x_dst); with
+// add_self_loops, remove self-loops and add one per node i < min(sources, targets), whose edge
+// features (if any) are the mean of the node's remaining in-edge features; lin_edge inside the
+// LeakyReLU; concat or mean over heads; + res(x_dst); + bias.
+Tensor gatv2_oracle(nn::GATv2Conv& m, const Tensor& x_src, const Tensor& x_dst, Tensor src, Tensor dst, Tensor ea) {
+  const auto& o = m->options;
+  const int64_t H = o.heads(), C = o.out_channels(), n_dst = x_dst.size(0);
+  if (o.add_self_loops()) {
+    const int64_t n = std::min(x_src.size(0), n_dst);
+    const auto keep = src.ne(dst);
+    src = src.index({keep});
+    dst = dst.index({keep});
+    const auto loops = torch::arange(n, dst.options());
+    if (ea.defined()) {
+      ea = ea.index({keep});
+      const auto total = torch::zeros({n_dst, ea.size(1)}, ea.options()).index_add(0, dst, ea).slice(0, 0, n);
+      const auto count =
+          torch::zeros({n_dst}, ea.options()).index_add(0, dst, torch::ones({dst.size(0)}, ea.options())).slice(0, 0, n);
+      ea = torch::cat({ea, total / count.clamp_min(1).unsqueeze(1)});
+    }
+    src = torch::cat({src, loops});
+    dst = torch::cat({dst, loops});
+  }
+  const auto xl = m->lin_l->forward(x_src).view({-1, H, C}), xr = m->lin_r->forward(x_dst).view({-1, H, C});
   const auto xj = xl.index_select(0, src);
-  const auto z = torch::leaky_relu(xj + xr.index_select(0, dst) + m->lin_edge->forward(ea).view({-1, H, C}),
-                                   m->options.negative_slope());
-  const auto alpha = segment_softmax((z * m->att).sum(-1), dst, n);
-  auto out = torch::zeros_like(xr).index_add(0, dst, xj * alpha.unsqueeze(-1)).reshape({n, H * C});
-  return out + m->bias;
+  auto z = xj + xr.index_select(0, dst);
+  if (ea.defined()) z = z + m->lin_edge->forward(ea).view({-1, H, C});
+  const auto alpha = segment_softmax((torch::leaky_relu(z, o.negative_slope()) * m->att).sum(-1), dst, n_dst);
+  auto out = torch::zeros_like(xr).index_add(0, dst, xj * alpha.unsqueeze(-1));
+  out = o.concat() ? out.reshape({n_dst, H * C}) : out.mean(1);
+  if (m->res) out = out + m->res->forward(x_dst);
+  return m->bias.defined() ? out + m->bias : out;
 }
 
-// PyG TransformerConv.forward with edge features: e = lin_edge(edge_attr) added to k_j and v_j.
-Tensor transformer_oracle(nn::TransformerConv& m, const Tensor& x, const Tensor& src, const Tensor& dst,
-                          const Tensor& ea) {
-  const int64_t H = m->options.heads(), C = m->options.out_channels(), n = x.size(0);
-  const auto q = m->lin_query->forward(x).view({-1, H, C}), k = m->lin_key->forward(x).view({-1, H, C}),
-             v = m->lin_value->forward(x).view({-1, H, C}), e = m->lin_edge->forward(ea).view({-1, H, C});
-  const auto logits = (q.index_select(0, dst) * (k.index_select(0, src) + e)).sum(-1) / std::sqrt(double(C));
-  const auto alpha = segment_softmax(logits, dst, n);
-  auto out = torch::zeros_like(q).index_add(0, dst, (v.index_select(0, src) + e) * alpha.unsqueeze(-1));
-  return out.reshape({n, H * C}) + m->lin_skip->forward(x);
+// PyG TransformerConv.forward on x = (x_src, x_dst): q = lin_query(x_dst), k = lin_key(x_src),
+// v = lin_value(x_src); e = lin_edge(edge_attr) (if any) added to k_j and v_j; concat or mean;
+// root_weight adds lin_skip(x_dst), gated by beta.
+Tensor transformer_oracle(nn::TransformerConv& m, const Tensor& x_src, const Tensor& x_dst, const Tensor& src,
+                          const Tensor& dst, const Tensor& ea) {
+  const auto& o = m->options;
+  const int64_t H = o.heads(), C = o.out_channels(), n_dst = x_dst.size(0);
+  const auto q = m->lin_query->forward(x_dst).view({-1, H, C});
+  auto kj = m->lin_key->forward(x_src).view({-1, H, C}).index_select(0, src);
+  auto vj = m->lin_value->forward(x_src).view({-1, H, C}).index_select(0, src);
+  if (ea.defined()) {
+    const auto e = m->lin_edge->forward(ea).view({-1, H, C});
+    kj = kj + e;
+    vj = vj + e;
+  }
+  const auto alpha = segment_softmax((q.index_select(0, dst) * kj).sum(-1) / std::sqrt(double(C)), dst, n_dst);
+  auto out = torch::zeros_like(q).index_add(0, dst, vj * alpha.unsqueeze(-1));
+  out = o.concat() ? out.reshape({n_dst, H * C}) : out.mean(1);
+  if (!o.root_weight()) return out;
+  const auto x_r = m->lin_skip->forward(x_dst);
+  if (!m->lin_beta) return out + x_r;
+  const auto b = torch::sigmoid(m->lin_beta->forward(torch::cat({out, x_r, out - x_r}, -1)));
+  return b * x_r + (1 - b) * out;
 }
 
-// Output and every gradient (x, edge_attr, parameters) of module and oracle for one loss.
+// Output and the gradients of `inputs` (named, requiring grad) and every parameter of the module's
+// call and of the oracle, for one random linear loss.
+template <class M>
+void expect_same(M& m, const std::vector<std::pair<std::string, Tensor>>& inputs, const std::function<Tensor()>& call,
+                 const std::function<Tensor()>& oracle, const std::string& what = "") {
+  const Tensor out = call();
+  const Tensor w = torch::randn_like(out);
+  std::vector<Tensor> wrt;
+  std::vector<std::string> names;
+  for (const auto& [name, t] : inputs) wrt.push_back(t), names.push_back(name);
+  for (const auto& p : m->named_parameters()) wrt.push_back(p.value()), names.push_back(p.key());
+  // allow_unused: a parameter the options leave out (lin_skip without root_weight, as PyG's) has
+  // no gradient on either side.
+  const std::vector<Tensor> got = torch::autograd::grad({(out * w).sum()}, wrt, {}, {}, false, true);
+  const Tensor ref_out = oracle();
+  const std::vector<Tensor> want = torch::autograd::grad({(ref_out * w).sum()}, wrt, {}, {}, false, true);
+  ASSERT_EQ(out.sizes(), ref_out.sizes()) << what;
+  EXPECT_TRUE(torch::allclose(out, ref_out, 1e-9, 1e-9)) << what << ": output, max diff "
+                                                          << (out - ref_out).abs().max().item<double>();
+  for (size_t i = 0; i < wrt.size(); ++i) {
+    ASSERT_EQ(got[i].defined(), want[i].defined()) << what << ": gradient of " << names[i] << " on one side only";
+    if (got[i].defined())
+      EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-9, 1e-9))
+          << what << ": gradient of " << names[i] << ", max diff " << (got[i] - want[i]).abs().max().item<double>();
+  }
+}
+
+// The homogeneous call with edge features (x [n, in], edge_attr [nnz, D] in c.g's entry order).
 template <class M, class Oracle>
 void expect_matches_oracle(M& m, const Case& c, int64_t in, int64_t D, Oracle oracle) {
-  const int64_t n = c.g.rows();
   const auto opts = m->parameters()[0].options();  // the module's dtype and device
-  auto x = torch::randn({n, in}, opts).requires_grad_();
+  auto x = torch::randn({c.g.rows(), in}, opts).requires_grad_();
   auto ea = torch::randn({c.g.nnz(), D}, opts).requires_grad_();
-  const Tensor out = m->forward(x, c.g, ea);
-  const Tensor w = torch::randn_like(out);
-  const auto params = m->named_parameters();
-  std::vector<Tensor> inputs = {x, ea};
-  for (const auto& p : params) inputs.push_back(p.value());
-  const std::vector<Tensor> got = torch::autograd::grad({(out * w).sum()}, inputs);
-  const Tensor ref_out = oracle(m, x, c.src, c.dst, ea);
-  const std::vector<Tensor> want = torch::autograd::grad({(ref_out * w).sum()}, inputs);
-  EXPECT_TRUE(torch::allclose(out, ref_out, 1e-9, 1e-9)) << "output, max diff " << (out - ref_out).abs().max().item<double>();
-  const char* names[] = {"x", "edge_attr"};
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string what = i < 2 ? names[i] : params[i - 2].key();
-    EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-9, 1e-9))
-        << "gradient of " << what << ", max diff " << (got[i] - want[i]).abs().max().item<double>();
-  }
+  expect_same(m, {{"x", x}, {"edge_attr", ea}}, [&] { return m->forward(x, c.g, ea); },
+              [&] { return oracle(m, x, x, c.src, c.dst, ea); });
+}
+
+// The bipartite call (x_src [c.g.cols(), in_src], x_dst [c.g.rows(), in_dst], edge_attr when D > 0).
+template <class M, class Oracle>
+void expect_bipartite_matches_oracle(M& m, const Case& c, int64_t in_src, int64_t in_dst, int64_t D, Oracle oracle,
+                                     const std::string& what) {
+  const auto opts = m->parameters()[0].options();
+  auto x_src = torch::randn({c.g.cols(), in_src}, opts).requires_grad_();
+  auto x_dst = torch::randn({c.g.rows(), in_dst}, opts).requires_grad_();
+  std::vector<std::pair<std::string, Tensor>> inputs = {{"x_src", x_src}, {"x_dst", x_dst}};
+  Tensor ea;
+  if (D > 0) inputs.emplace_back("edge_attr", ea = torch::randn({c.g.nnz(), D}, opts).requires_grad_());
+  expect_same(m, inputs, [&] { return m->forward(x_src, x_dst, c.g, ea); },
+              [&] { return oracle(m, x_src, x_dst, c.src, c.dst, ea); }, what);
 }
 
 TEST(AttentionLayers, GATv2EdgeFeaturesMatchPygSemantics) {
@@ -109,8 +182,7 @@ TEST(AttentionLayers, GATv2EdgeFeaturesMatchPygSemantics) {
   const auto names = m->named_parameters().keys();
   EXPECT_NE(std::find(names.begin(), names.end(), "lin_edge.weight"), names.end());
   EXPECT_EQ(m->lin_edge->weight.sizes(), (std::vector<int64_t>{15, 4}));
-  expect_matches_oracle(m, c, 6, 4, [](nn::GATv2Conv& mm, const Tensor& x, const Tensor& s, const Tensor& d,
-                                        const Tensor& ea) { return gatv2_oracle(mm, x, s, d, ea); });
+  expect_matches_oracle(m, c, 6, 4, gatv2_oracle);
 }
 
 TEST(AttentionLayers, TransformerEdgeFeaturesMatchPygSemantics) {
@@ -120,8 +192,7 @@ TEST(AttentionLayers, TransformerEdgeFeaturesMatchPygSemantics) {
   m->to(torch::kDouble);
   const auto names = m->named_parameters().keys();
   EXPECT_NE(std::find(names.begin(), names.end(), "lin_edge.weight"), names.end());
-  expect_matches_oracle(m, c, 6, 4, [](nn::TransformerConv& mm, const Tensor& x, const Tensor& s, const Tensor& d,
-                                        const Tensor& ea) { return transformer_oracle(mm, x, s, d, ea); });
+  expect_matches_oracle(m, c, 6, 4, transformer_oracle);
 }
 
 TEST(AttentionLayers, Int32GraphsKeepTheirTransposeInInt32AndMatchTheOracle) {
@@ -131,8 +202,7 @@ TEST(AttentionLayers, Int32GraphsKeepTheirTransposeInInt32AndMatchTheOracle) {
   EXPECT_EQ(c.g.transpose().perm.scalar_type(), torch::kInt);  // read as is by the kernels
   nn::TransformerConv m(nn::TransformerConvOptions(6, 5).heads(3).edge_dim(4));
   m->to(torch::kDouble);
-  expect_matches_oracle(m, c, 6, 4, [](nn::TransformerConv& mm, const Tensor& x, const Tensor& s, const Tensor& d,
-                                        const Tensor& ea) { return transformer_oracle(mm, x, s, d, ea); });
+  expect_matches_oracle(m, c, 6, 4, transformer_oracle);
 }
 
 TEST(AttentionLayers, GATv2OnAnInt32GraphMatchesTheOracle) {  // the loops' selection matrix in int32
@@ -141,28 +211,144 @@ TEST(AttentionLayers, GATv2OnAnInt32GraphMatchesTheOracle) {  // the loops' sele
   c.g = pt::Graph::from_csr(c.g.rowptr().to(torch::kInt), c.g.col().to(torch::kInt), {}, c.g.cols());
   nn::GATv2Conv m(nn::GATv2ConvOptions(6, 5).heads(3).edge_dim(4));
   m->to(torch::kDouble);
-  expect_matches_oracle(m, c, 6, 4, [](nn::GATv2Conv& mm, const Tensor& x, const Tensor& s, const Tensor& d,
-                                        const Tensor& ea) { return gatv2_oracle(mm, x, s, d, ea); });
+  expect_matches_oracle(m, c, 6, 4, gatv2_oracle);
+}
+
+// Bipartite blocks (PyG's x = (x_src, x_dst)): fewer targets than sources (a sampled block) with and
+// without edge features and self-loops, more targets than sources, and every option that reads
+// x_dst (res, concat = false, share_weights on equal widths).
+void expect_gatv2_blocks_match(const torch::Device& device, uint64_t seed) {
+  const auto dev = [&](Case c) { return device.is_cuda() ? on_cuda(std::move(c)) : c; };
+  const Case fewer = dev(random_block(40, 25, 200, seed)), more = dev(random_block(15, 30, 120, seed + 1));
+  struct Config {
+    const Case* c;
+    nn::GATv2ConvOptions o;
+    int64_t D;
+    std::string what;
+  };
+  const std::vector<Config> configs = {
+      {&fewer, nn::GATv2ConvOptions(6, 5).in_channels_dst(4).heads(3).edge_dim(4).residual(true), 4, "edge features, res"},
+      {&fewer, nn::GATv2ConvOptions(6, 5).in_channels_dst(4).heads(2).concat(false), 0, "mean over heads"},
+      {&fewer, nn::GATv2ConvOptions(6, 5).in_channels_dst(4).heads(2).add_self_loops(false).bias(false), 0, "no loops"},
+      {&fewer, nn::GATv2ConvOptions(6, 3).heads(2).share_weights(true).residual(true), 0, "share_weights"},
+      {&more, nn::GATv2ConvOptions(6, 5).in_channels_dst(4).heads(3), 0, "more targets than sources"},
+      {&more, nn::GATv2ConvOptions(6, 5).in_channels_dst(4).heads(3).edge_dim(2), 2,
+       "more targets than sources, edge features (the loops' mean leaves out targets past them)"}};
+  for (const auto& cfg : configs) {
+    nn::GATv2Conv m(cfg.o);
+    m->to(device, torch::kDouble);
+    expect_bipartite_matches_oracle(m, *cfg.c, cfg.o.in_channels(), m->in_channels_dst(), cfg.D, gatv2_oracle,
+                                    cfg.what + ", seed " + std::to_string(seed));
+  }
+}
+
+void expect_transformer_blocks_match(const torch::Device& device, uint64_t seed) {
+  const Case c = device.is_cuda() ? on_cuda(random_block(40, 25, 200, seed)) : random_block(40, 25, 200, seed);
+  const std::vector<std::tuple<nn::TransformerConvOptions, int64_t, std::string>> configs = {
+      {nn::TransformerConvOptions(6, 5).in_channels_dst(4).heads(3).edge_dim(4).beta(true), 4, "edge features, beta"},
+      {nn::TransformerConvOptions(6, 5).in_channels_dst(4).heads(2).concat(false), 0, "mean over heads"},
+      {nn::TransformerConvOptions(6, 5).in_channels_dst(4).heads(2).root_weight(false), 0, "no root weight"}};
+  for (const auto& [o, D, what] : configs) {
+    nn::TransformerConv m(o);
+    m->to(device, torch::kDouble);
+    expect_bipartite_matches_oracle(m, c, 6, 4, D, transformer_oracle, what + ", seed " + std::to_string(seed));
+  }
+}
+
+TEST(AttentionLayers, GATv2BipartiteMatchesPygSemantics) {
+  expect_gatv2_blocks_match(torch::kCPU, tessera::testing::seed());
+}
+
+TEST(AttentionLayers, TransformerBipartiteMatchesPygSemantics) {
+  expect_transformer_blocks_match(torch::kCPU, tessera::testing::seed());
+}
+
+TEST(AttentionLayers, BipartiteParametersArePyGs) {
+  nn::GATv2Conv gat(nn::GATv2ConvOptions(6, 5).in_channels_dst(4).heads(3).residual(true));
+  auto p = gat->named_parameters();
+  EXPECT_EQ(p["lin_l.weight"].sizes(), torch::IntArrayRef({15, 6}));
+  EXPECT_EQ(p["lin_r.weight"].sizes(), torch::IntArrayRef({15, 4}));
+  EXPECT_EQ(p["res.weight"].sizes(), torch::IntArrayRef({15, 4}));
+  nn::TransformerConv tr(nn::TransformerConvOptions(6, 5).in_channels_dst(4).heads(3));
+  p = tr->named_parameters();
+  EXPECT_EQ(p["lin_key.weight"].sizes(), torch::IntArrayRef({15, 6}));
+  EXPECT_EQ(p["lin_value.weight"].sizes(), torch::IntArrayRef({15, 6}));
+  EXPECT_EQ(p["lin_query.weight"].sizes(), torch::IntArrayRef({15, 4}));
+  EXPECT_EQ(p["lin_skip.weight"].sizes(), torch::IntArrayRef({15, 4}));
+  std::ostringstream os;
+  gat->pretty_print(os);
+  tr->pretty_print(os << " ");
+  EXPECT_EQ(os.str(), "tessera::nn::GATv2Conv((6, 4), 5, heads=3) tessera::nn::TransformerConv((6, 4), 5, heads=3)");
+}
+
+// forward(x, edge_index, edge_attr) takes edge_attr in edge_index's order, as PyG's call: the oracle
+// walks the edges in that order.
+TEST(AttentionLayers, EdgeIndexCallsTakeEdgeAttrInEdgeIndexOrder) {
+  const uint64_t seed = tessera::testing::seed();
+  const Case c = random_graph(30, 150, seed);
+  const auto ei = c.edge_index;
+  auto x = torch::randn({30, 6}, torch::kDouble).requires_grad_();
+  auto ea = torch::randn({ei.size(1), 4}, torch::kDouble).requires_grad_();
+  nn::GATv2Conv gat(nn::GATv2ConvOptions(6, 5).heads(3).edge_dim(4));
+  gat->to(torch::kDouble);
+  expect_same(gat, {{"x", x}, {"edge_attr", ea}}, [&] { return gat->forward(x, ei, ea); },
+              [&] { return gatv2_oracle(gat, x, x, ei[0], ei[1], ea); }, "GATv2Conv, seed " + std::to_string(seed));
+  nn::TransformerConv tr(nn::TransformerConvOptions(6, 5).heads(3).edge_dim(4));
+  tr->to(torch::kDouble);
+  expect_same(tr, {{"x", x}, {"edge_attr", ea}}, [&] { return tr->forward(x, ei, ea); },
+              [&] { return transformer_oracle(tr, x, x, ei[0], ei[1], ea); }, "TransformerConv, seed " + std::to_string(seed));
+  nn::GATv2Conv plain(nn::GATv2ConvOptions(6, 5).heads(3));
+  plain->to(torch::kDouble);
+  EXPECT_TRUE(torch::allclose(plain->forward(x, ei), plain->forward(x, c.g), 1e-12, 1e-12));
+  // The pair behind it, for a graph built once.
+  const auto [g, ea_entries] = pt::graph_and_edge_attr(ei, ea, 30);
+  EXPECT_TRUE(torch::equal(g.col(), c.g.col()));
+  EXPECT_TRUE(torch::allclose(gat->forward(x, g, ea_entries), gat->forward(x, ei, ea), 1e-12, 1e-12));
+}
+
+TEST(AttentionLayers, MismatchedBipartiteInputsAreRefused) {
+  const Case c = random_block(20, 10, 60, tessera::testing::seed());
+  const auto x_src = torch::randn({20, 6}), x_dst = torch::randn({10, 4});
+  nn::GATv2Conv gat(nn::GATv2ConvOptions(6, 3).in_channels_dst(4).heads(2));
+  nn::TransformerConv tr(nn::TransformerConvOptions(6, 3).in_channels_dst(4).heads(2));
+  auto refused = [&](auto&& call, const std::string& says) {
+    try {
+      call();
+      ADD_FAILURE() << "accepted; expected an error saying '" << says << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  refused([&] { nn::GATv2Conv(nn::GATv2ConvOptions(6, 3).in_channels_dst(4).share_weights(true)); }, "share_weights");
+  refused([&] { nn::GATv2Conv(nn::GATv2ConvOptions(6, 3).in_channels_dst(0)); }, "in_channels_dst must be positive");
+  refused([&] { nn::TransformerConv(nn::TransformerConvOptions(6, 3).in_channels_dst(-2)); }, "in_channels_dst");
+  refused([&] { gat->forward(x_src, random_graph(20, 60, 1).g); }, "bipartite input");
+  refused([&] { tr->forward(x_src, random_graph(20, 60, 1).g); }, "bipartite input");
+  refused([&] { gat->forward(x_src, torch::randn({10, 6}), c.g); }, "in_channels_dst");
+  refused([&] { tr->forward(x_src, torch::Tensor(), c.g); }, "x_dst");
+  refused([&] { gat->forward(x_src, x_dst.narrow(0, 0, 9), c.g); }, "target nodes");
+  refused([&] { tr->forward(x_src.narrow(0, 0, 19), x_dst, c.g); }, "source nodes");
+  refused([&] { gat->forward(torch::randn({20, 4}), x_dst, c.g); }, "in_channels");
+  refused([&] { gat->forward(torch::randn({30, 6}), c.edge_index, torch::randn({5, 2})); }, "one row per edge");
+  EXPECT_EQ(gat->forward(x_src, x_dst, c.g).sizes(), torch::IntArrayRef({10, 6}));
+  EXPECT_EQ(tr->forward(x_src, x_dst, c.g).sizes(), torch::IntArrayRef({10, 6}));
 }
 
 // The CUDA path of the same layers (fused kernels in double; the GATv2 loops' features gathered by
-// the selection SpMM on the device).
-TEST(AttentionLayersCuda, EdgeFeaturesMatchPygSemantics) {
+// the selection SpMM on the device), homogeneous with edge features and on bipartite blocks.
+TEST(AttentionLayersCuda, MatchPygSemantics) {
   TESSERA_REQUIRE_CUDA();
   if (!torch::cuda::is_available()) GTEST_SKIP() << "torch has no CUDA in this build";
   const uint64_t seed = tessera::testing::seed();
-  Case c = random_graph(300, 2000, seed);
-  c.g = pt::Graph::from_csr(c.g.rowptr().cuda(), c.g.col().cuda(), {}, c.g.cols());
-  c.src = c.src.cuda();
-  c.dst = c.dst.cuda();
+  const Case c = on_cuda(random_graph(300, 2000, seed));
   nn::GATv2Conv gat(nn::GATv2ConvOptions(6, 5).heads(3).edge_dim(4));
   gat->to(torch::kCUDA, torch::kDouble);
-  expect_matches_oracle(gat, c, 6, 4, [](nn::GATv2Conv& mm, const Tensor& x, const Tensor& s, const Tensor& d,
-                                          const Tensor& ea) { return gatv2_oracle(mm, x, s, d, ea); });
+  expect_matches_oracle(gat, c, 6, 4, gatv2_oracle);
   nn::TransformerConv tr(nn::TransformerConvOptions(6, 5).heads(3).edge_dim(4));
   tr->to(torch::kCUDA, torch::kDouble);
-  expect_matches_oracle(tr, c, 6, 4, [](nn::TransformerConv& mm, const Tensor& x, const Tensor& s, const Tensor& d,
-                                         const Tensor& ea) { return transformer_oracle(mm, x, s, d, ea); });
+  expect_matches_oracle(tr, c, 6, 4, transformer_oracle);
+  expect_gatv2_blocks_match(torch::kCUDA, seed);
+  expect_transformer_blocks_match(torch::kCUDA, seed);
 }
 
 TEST(AttentionLayers, EdgeFeatureMisuseRaisesErrors) {

@@ -7,6 +7,11 @@
 // edge_dim; 0 = None): "lin_edge.weight" [H*C, edge_dim] (glorot, no bias) projects them inside the
 // fused kernels; the added self-loops get fill_value ("mean" | "add" | "max" | "min" | "mul") of
 // their target's remaining in-edge features.
+// Bipartite, as PyG's in_channels = (source width, target width) and x = (x_src, x_dst): the option
+// in_channels_dst sets lin_r's and res's input width (default: in_channels; share_weights needs
+// them equal), and forward(x_src, x_dst, graph) projects x_l = lin_l(x_src), x_r = lin_r(x_dst)
+// over a graph of x_dst.size(0) rows and x_src.size(0) columns; the self-loops join node i to
+// itself for i < min(sources, targets), and res reads x_dst.
 #include <torch/torch.h>
 
 #include <string>
@@ -19,6 +24,7 @@ struct GATv2ConvOptions {
   GATv2ConvOptions(int64_t in_channels, int64_t out_channels) : in_channels_(in_channels), out_channels_(out_channels) {}
   TORCH_ARG(int64_t, in_channels);
   TORCH_ARG(int64_t, out_channels);
+  TORCH_ARG(int64_t, in_channels_dst) = -1;  // the targets' width (lin_r's, res's input); -1: in_channels
   TORCH_ARG(int64_t, heads) = 1;
   TORCH_ARG(bool, concat) = true;
   TORCH_ARG(double, negative_slope) = 0.2;
@@ -43,6 +49,13 @@ class GATv2ConvImpl : public torch::nn::Cloneable<GATv2ConvImpl> {
   // graph: rows = targets. edge_attr: [nnz, edge_dim] (or [nnz] for edge_dim 1) in graph's entry
   // order, exactly when edge_dim > 0. Returns [N, H*C] (concat) or [N, C].
   torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph, const torch::Tensor& edge_attr = {});
+  // edge_index [2, E] (sources; targets) and edge_attr in its order, as PyG's call; the graph is built
+  // per call (build a pt::Graph once, with pt::graph_and_edge_attr, to reuse it).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& edge_index, const torch::Tensor& edge_attr = {});
+  // Bipartite: graph rows = targets (x_dst), columns = sources (x_src). Returns [targets, ...].
+  torch::Tensor forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
+                        const torch::Tensor& edge_attr = {});
+  int64_t in_channels_dst() const;  // lin_r's input width
 
   void pretty_print(std::ostream& stream) const override;
 
@@ -51,9 +64,11 @@ class GATv2ConvImpl : public torch::nn::Cloneable<GATv2ConvImpl> {
   torch::Tensor att, bias;
 
  private:
+  torch::Tensor propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
+                          const torch::Tensor& edge_attr);
   // remove loops, add one per node (memoized per graph); with edge features also the 0/1
   // selection matrix (looped entry -> its row of [edge_attr; loop fill]) and each of g's entries'
-  // target for the loop fill (n for a removed loop: excluded)
+  // target for the loop fill (n for a removed loop or a target past the loops: excluded)
   pt::Graph looped(const pt::Graph& g);
   torch::Tensor looped_edge_attr(const pt::Graph& g, const torch::Tensor& edge_attr);
   uint64_t looped_for_ = 0;

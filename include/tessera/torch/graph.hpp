@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "tessera/graph/csr.hpp"
 
@@ -65,6 +66,12 @@ class Graph {
   struct State;
   std::shared_ptr<State> s_;
 };
+
+// edge_index's graph (as Graph::from_edge_index, unweighted) and per-edge data edge_attr ([E] or
+// [E, ...], one row per column of edge_index) with its rows in the graph's entry order, the order
+// in which the attention layers take edge features (a Graph sorts the edges by target).
+std::pair<Graph, torch::Tensor> graph_and_edge_attr(const torch::Tensor& edge_index, const torch::Tensor& edge_attr,
+                                                    int64_t num_nodes, int64_t num_src = -1);
 
 // Y = A X (+ bias) (autograd-aware: dX via the memoized transpose, d(values) via SDDMM, d(bias)
 // = column sums of dY). `values` overrides the graph's own values when given; `bias` [F] is

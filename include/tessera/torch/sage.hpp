@@ -59,7 +59,6 @@ class SAGEConvImpl : public torch::nn::Cloneable<SAGEConvImpl> {
   torch::nn::Linear lin_r{nullptr};  // root_weight only
 
  private:
-  void check_targets(const torch::Tensor& x_dst, const pt::Graph& graph) const;
   torch::Tensor propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph);
 };
 TORCH_MODULE(SAGEConv);

@@ -6,6 +6,10 @@
 // mean; root_weight adds lin_skip(x), gated by beta when beta = true. Edge features (edge_dim > 0,
 // PyG's edge_dim; 0 = None): e = lin_edge(edge_attr) ("lin_edge.weight", no bias) is added to k_j
 // and v_j, inside the fused kernels.
+// Bipartite, as PyG's in_channels = (source width, target width) and x = (x_src, x_dst): the option
+// in_channels_dst sets lin_query's and lin_skip's input width (default: in_channels), and
+// forward(x_src, x_dst, graph) takes q = lin_query(x_dst), k = lin_key(x_src), v = lin_value(x_src)
+// and lin_skip(x_dst) over a graph of x_dst.size(0) rows and x_src.size(0) columns.
 #include <torch/torch.h>
 
 #include "tessera/torch/graph.hpp"
@@ -17,6 +21,7 @@ struct TransformerConvOptions {
       : in_channels_(in_channels), out_channels_(out_channels) {}
   TORCH_ARG(int64_t, in_channels);
   TORCH_ARG(int64_t, out_channels);
+  TORCH_ARG(int64_t, in_channels_dst) = -1;  // the targets' width (lin_query's, lin_skip's input); -1: in_channels
   TORCH_ARG(int64_t, heads) = 1;
   TORCH_ARG(bool, concat) = true;
   TORCH_ARG(bool, beta) = false;
@@ -37,12 +42,23 @@ class TransformerConvImpl : public torch::nn::Cloneable<TransformerConvImpl> {
 
   // edge_attr: [nnz, edge_dim] in graph's entry order, exactly when edge_dim > 0.
   torch::Tensor forward(const torch::Tensor& x, const pt::Graph& graph, const torch::Tensor& edge_attr = {});
+  // edge_index [2, E] (sources; targets) and edge_attr in its order, as PyG's call; the graph is built
+  // per call (build a pt::Graph once, with pt::graph_and_edge_attr, to reuse it).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& edge_index, const torch::Tensor& edge_attr = {});
+  // Bipartite: graph rows = targets (x_dst), columns = sources (x_src). Returns [targets, ...].
+  torch::Tensor forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
+                        const torch::Tensor& edge_attr = {});
+  int64_t in_channels_dst() const;  // lin_query's input width
 
   void pretty_print(std::ostream& stream) const override;
 
   TransformerConvOptions options;
   torch::nn::Linear lin_key{nullptr}, lin_query{nullptr}, lin_value{nullptr}, lin_skip{nullptr}, lin_beta{nullptr},
       lin_edge{nullptr};
+
+ private:
+  torch::Tensor propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
+                          const torch::Tensor& edge_attr);
 };
 TORCH_MODULE(TransformerConv);
 
