@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "attention_op.hpp"
 #include "graph_ops.hpp"
 #include "layer_inputs.hpp"
+#include "projections.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/torch/models.hpp"
 
@@ -170,9 +173,15 @@ torch::Tensor GATv2ConvImpl::propagate(const torch::Tensor& x_src, const torch::
   if (ea.defined() && options.add_self_loops()) ea = looped_edge_attr(graph, ea);
   const int64_t H = options.heads(), C = options.out_channels();
   const auto g = options.add_self_loops() ? looped(graph) : graph;
-  auto x_l = lin_l->forward(x_src);
-  // One projection when the weights and the input are shared (lin_r is lin_l then).
-  auto x_r = options.share_weights() && x_dst.is_same(x_src) ? x_l : lin_r->forward(x_dst);
+  // One projection when the weights and the input are shared (lin_r is lin_l then); those reading
+  // one tensor as one op (projections.hpp: tessera's tensor-core kernel on CUDA fp32).
+  const bool shared = options.share_weights() && x_dst.is_same(x_src);
+  std::vector<std::pair<torch::nn::Linear, torch::Tensor>> pairs{{lin_l, x_src}};
+  if (!shared) pairs.emplace_back(lin_r, x_dst);
+  if (res) pairs.emplace_back(res, x_dst);
+  const std::vector<torch::Tensor> ys = pt::project(pairs);
+  const torch::Tensor& x_l = ys[0];
+  const torch::Tensor& x_r = shared ? x_l : ys[1];
   const pt::AttentionGraph ag = pt::attention_graph(g);
   pt::AttentionOptions o;
   o.kind = "gatv2";
@@ -186,7 +195,7 @@ torch::Tensor GATv2ConvImpl::propagate(const torch::Tensor& x_src, const torch::
                                        lin_edge ? lin_edge->weight : torch::Tensor(),
                                        fused_bias ? bias : torch::Tensor()));
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
-  if (res) out = pt::add_to_fresh(out, res->forward(x_dst));
+  if (res) out = pt::add_to_fresh(out, ys.back());
   if (bias.defined() && !fused_bias) out = pt::add_to_fresh(out, bias);
   return out;
 }

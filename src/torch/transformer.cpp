@@ -2,9 +2,12 @@
 #include "tessera/torch/transformer.hpp"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "attention_op.hpp"
 #include "layer_inputs.hpp"
+#include "projections.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/torch/models.hpp"
 
@@ -67,7 +70,14 @@ torch::Tensor TransformerConvImpl::propagate(const torch::Tensor& x_src, const t
                                              const torch::Tensor& edge_attr) {
   const auto ea = pt::layer_edge_attr("TransformerConv", edge_attr, options.edge_dim(), g.nnz());
   const int64_t H = options.heads(), C = options.out_channels();
-  auto q = lin_query->forward(x_dst), k = lin_key->forward(x_src), v = lin_value->forward(x_src);
+  // Projections as the Python layer makes them (projections.hpp): on the CPU the skip with q, k, v
+  // (one op per input); elsewhere the skip waits for the end, so it is not alive during the attention.
+  const bool early_skip = options.root_weight() && x_dst.is_cpu();
+  std::vector<std::pair<torch::nn::Linear, torch::Tensor>> pairs{
+      {lin_query, x_dst}, {lin_key, x_src}, {lin_value, x_src}};
+  if (early_skip) pairs.emplace_back(lin_skip, x_dst);
+  const std::vector<torch::Tensor> ys = pt::project(pairs);
+  const torch::Tensor &q = ys[0], &k = ys[1], &v = ys[2];
   const pt::AttentionGraph ag = pt::attention_graph(g);
   pt::AttentionOptions o;
   o.kind = "transformer";
@@ -76,16 +86,12 @@ torch::Tensor TransformerConvImpl::propagate(const torch::Tensor& x_src, const t
   if (o.dropout > 0) o.seed = dropout_seed();
   auto out = std::get<0>(pt::attention(ag, q, k, v, torch::Tensor(), o, ea, lin_edge ? lin_edge->weight : torch::Tensor()));
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
-  if (options.root_weight()) {
-    auto x_r = lin_skip->forward(x_dst);
-    if (lin_beta) {
-      auto b = torch::sigmoid(lin_beta->forward(torch::cat({out, x_r, out - x_r}, -1)));
-      out = b * x_r + (1 - b) * out;
-    } else {
-      out = pt::add_to_fresh(out, x_r);
-    }
-  }
-  return out;
+  if (!options.root_weight()) return out;
+  if (!lin_beta)  // out + lin_skip(x_dst): on CUDA fp32 one kernel
+    return early_skip ? pt::add_to_fresh(out, ys[3]) : pt::linear_add(lin_skip, x_dst, out);
+  const torch::Tensor x_r = early_skip ? ys[3] : pt::linears({lin_skip}, x_dst)[0];
+  const auto b = torch::sigmoid(lin_beta->forward(torch::cat({out, x_r, out - x_r}, -1)));
+  return b * x_r + (1 - b) * out;
 }
 
 void TransformerConvImpl::pretty_print(std::ostream& stream) const {

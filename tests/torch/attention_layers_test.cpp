@@ -2,6 +2,7 @@
 // formulas of tests/python/pyg_attention_reference.py), in double: outputs and the gradients of the
 // node and edge features and every parameter, on homogeneous graphs and bipartite blocks (PyG's
 // x = (x_src, x_dst)), through a pt::Graph and through edge_index; parameter names; misuse errors.
+#include <ATen/Context.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -15,6 +16,8 @@
 
 #include "support/testing.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/tune/tuner.hpp"
+#include "torch/outputs.hpp"
 #include "tessera/torch/gatv2.hpp"
 #include "tessera/torch/transformer.hpp"
 
@@ -144,9 +147,10 @@ void expect_same(M& m, const std::vector<std::pair<std::string, Tensor>>& inputs
                                                           << (out - ref_out).abs().max().item<double>();
   for (size_t i = 0; i < wrt.size(); ++i) {
     ASSERT_EQ(got[i].defined(), want[i].defined()) << what << ": gradient of " << names[i] << " on one side only";
-    if (got[i].defined())
+    if (got[i].defined()) {
       EXPECT_TRUE(torch::allclose(got[i], want[i], 1e-9, 1e-9))
           << what << ": gradient of " << names[i] << ", max diff " << (got[i] - want[i]).abs().max().item<double>();
+    }
   }
 }
 
@@ -334,6 +338,21 @@ TEST(AttentionLayers, MismatchedBipartiteInputsAreRefused) {
   EXPECT_EQ(tr->forward(x_src, x_dst, c.g).sizes(), torch::IntArrayRef({10, 6}));
 }
 
+// Projections of large CPU outputs go through one tessera::linears op (projections.hpp: the Python
+// layers' rule, outputs on huge pages): a sampled block whose 4096 sources' projection is 4 MiB in
+// double, its 40 targets' small, so both paths run in one layer.
+TEST(AttentionLayers, LargeCpuProjectionsMatchTheOracle) {
+  if (pt::huge_output_min_bytes() > (int64_t(4) << 20)) GTEST_SKIP() << "TESSERA_CPU_HUGE_OUTPUTS=0";
+  const uint64_t seed = tessera::testing::seed();
+  const Case c = random_block(4096, 40, 600, seed);
+  nn::GATv2Conv gat(nn::GATv2ConvOptions(8, 32).in_channels_dst(4).heads(4).residual(true));
+  gat->to(torch::kDouble);
+  expect_bipartite_matches_oracle(gat, c, 8, 4, 0, gatv2_oracle, "GATv2Conv, seed " + std::to_string(seed));
+  nn::TransformerConv tr(nn::TransformerConvOptions(8, 32).in_channels_dst(4).heads(4).beta(true));
+  tr->to(torch::kDouble);
+  expect_bipartite_matches_oracle(tr, c, 8, 4, 0, transformer_oracle, "TransformerConv, seed " + std::to_string(seed));
+}
+
 // The CUDA path of the same layers (fused kernels in double; the GATv2 loops' features gathered by
 // the selection SpMM on the device), homogeneous with edge features and on bipartite blocks.
 TEST(AttentionLayersCuda, MatchPygSemantics) {
@@ -349,6 +368,43 @@ TEST(AttentionLayersCuda, MatchPygSemantics) {
   expect_matches_oracle(tr, c, 6, 4, transformer_oracle);
   expect_gatv2_blocks_match(torch::kCUDA, seed);
   expect_transformer_blocks_match(torch::kCUDA, seed);
+}
+
+// fp32 on CUDA: the projections on tessera's tf32x3 tensor-core kernel (fp32-level error; TF32
+// alone would miss the tolerance by ~30x), unless the user allowed TF32 (then cuBLAS's, as asked).
+// Against the oracle in double on the same weights.
+template <class M, class Oracle>
+void expect_fp32_close(M& m, const Case& c, int64_t in, int64_t D, Oracle oracle, double tol, const std::string& what) {
+  m->to(torch::kCUDA, torch::kFloat);
+  const auto x = torch::randn({c.g.rows(), in}, torch::dtype(torch::kFloat).device(torch::kCUDA));
+  const auto ea = torch::randn({c.g.nnz(), D}, x.options());
+  const Tensor out = m->forward(x, c.g, ea).to(torch::kDouble);
+  M m64(std::dynamic_pointer_cast<typename M::ContainedType>(m->clone()));
+  m64->to(torch::kDouble);
+  const Tensor ref = oracle(m64, x.to(torch::kDouble), x.to(torch::kDouble), c.src, c.dst, ea.to(torch::kDouble));
+  EXPECT_TRUE(torch::allclose(out, ref, tol, tol)) << what << ": max diff " << (out - ref).abs().max().item<double>();
+}
+
+TEST(AttentionLayersCuda, Fp32ProjectionsOnTensorCores) {
+  TESSERA_REQUIRE_CUDA();
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "torch has no CUDA in this build";
+  const uint64_t seed = tessera::testing::seed();
+  const Case c = on_cuda(random_graph(300, 2000, seed));
+  const bool tf32 = at::globalContext().allowTF32CuBLAS();
+  for (const bool allow : {false, true}) {
+    at::globalContext().setAllowTF32CuBLAS(allow);
+    const double tol = allow ? 2e-2 : 2e-5;
+    const std::string what = std::string(allow ? "TF32 allowed" : "fp32") + ", seed " + std::to_string(seed);
+    torch::manual_seed(seed);
+    nn::GATv2Conv gat(nn::GATv2ConvOptions(32, 16).heads(4).edge_dim(4).residual(true));
+    expect_fp32_close(gat, c, 32, 4, gatv2_oracle, tol, "GATv2Conv, " + what);
+    nn::TransformerConv tr(nn::TransformerConvOptions(32, 16).heads(4).edge_dim(4));
+    expect_fp32_close(tr, c, 32, 4, transformer_oracle, tol, "TransformerConv, " + what);
+  }
+  at::globalContext().setAllowTF32CuBLAS(tf32);
+  bool linear_ran = false;  // tessera's projection records its variant choice
+  for (const auto& [name, choice] : tune::recorded_choices()) linear_ran = linear_ran || name.rfind("linear ", 0) == 0;
+  EXPECT_TRUE(linear_ran) << "no tessera::linear variant was chosen";
 }
 
 TEST(AttentionLayers, EdgeFeatureMisuseRaisesErrors) {

@@ -1,0 +1,101 @@
+// The C++ layers' projections: see projections.hpp.
+#include "projections.hpp"
+
+#include <ATen/Context.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <algorithm>
+
+#include "attention_op.hpp"  // add_to_fresh
+#include "outputs.hpp"       // huge_output_min_bytes
+
+namespace tessera::pt {
+
+namespace {
+
+using OptTensor = c10::optional<at::Tensor>;
+using OptTensorList = c10::List<c10::optional<at::Tensor>>;
+
+bool same_dtype_2d(const torch::nn::Linear& lin, const at::Tensor& x) {
+  return x.dim() == 2 && x.is_floating_point() && x.scalar_type() == lin->weight.scalar_type();
+}
+
+// Projections of x on tessera's tensor-core kernel: CUDA fp32 where torch's fp32 matmuls are IEEE.
+bool tensor_cores(const at::Tensor& x) {
+  return x.is_cuda() && x.scalar_type() == at::kFloat && !at::globalContext().allowTF32CuBLAS();
+}
+
+at::Tensor bias_of(const torch::nn::Linear& lin) { return lin->bias.defined() ? lin->bias : at::Tensor(); }
+
+at::Tensor call_linear(const at::Tensor& x, const torch::nn::Linear& lin, const at::Tensor& residual = {}) {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("tessera::linear", "")
+                       .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const OptTensor&, const OptTensor&)>();
+  const at::Tensor b = bias_of(lin);
+  return op.call(x, lin->weight, b.defined() ? OptTensor(b) : OptTensor(),
+                 residual.defined() ? OptTensor(residual) : OptTensor());
+}
+
+std::vector<at::Tensor> call_linears(const std::vector<torch::nn::Linear>& lins, const at::Tensor& x) {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("tessera::linears", "")
+                       .typed<std::vector<at::Tensor>(const at::Tensor&, at::TensorList, const OptTensorList&)>();
+  std::vector<at::Tensor> weights;
+  OptTensorList biases;
+  for (const auto& lin : lins) {
+    weights.push_back(lin->weight);
+    const at::Tensor b = bias_of(lin);
+    biases.push_back(b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt);
+  }
+  return op.call(x, weights, biases);
+}
+
+std::vector<at::Tensor> each(const std::vector<torch::nn::Linear>& lins, const at::Tensor& x) {
+  std::vector<at::Tensor> out;
+  for (auto lin : lins) out.push_back(lin->forward(x));  // a holder copy: forward is not const
+  return out;
+}
+
+}  // namespace
+
+std::vector<at::Tensor> linears(const std::vector<torch::nn::Linear>& lins, const at::Tensor& x) {
+  bool fast = true;
+  for (const auto& lin : lins) fast = fast && same_dtype_2d(lin, x);
+  if (!x.is_cpu()) {
+    if (!fast || !tensor_cores(x)) return each(lins, x);
+    if (lins.size() > 1) return call_linears(lins, x);
+    return {call_linear(x, lins[0])};
+  }
+  int64_t widest = x.size(-1);
+  for (const auto& lin : lins) widest = std::max(widest, lin->weight.size(0));
+  if (!fast || x.size(0) * widest * int64_t(x.element_size()) < huge_output_min_bytes()) return each(lins, x);
+  return call_linears(lins, x);
+}
+
+std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, at::Tensor>>& pairs) {
+  std::vector<at::Tensor> out(pairs.size());
+  std::vector<bool> done(pairs.size(), false);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (done[i]) continue;
+    std::vector<size_t> group;
+    std::vector<torch::nn::Linear> lins;
+    for (size_t j = i; j < pairs.size(); ++j)
+      if (!done[j] && pairs[j].second.is_same(pairs[i].second)) {
+        group.push_back(j);
+        lins.push_back(pairs[j].first);
+        done[j] = true;
+      }
+    const std::vector<at::Tensor> ys = linears(lins, pairs[i].second);
+    for (size_t k = 0; k < group.size(); ++k) out[group[k]] = ys[k];
+  }
+  return out;
+}
+
+at::Tensor linear_add(const torch::nn::Linear& lin, const at::Tensor& x, at::Tensor out) {
+  if (tensor_cores(x) && same_dtype_2d(lin, x) && out.scalar_type() == x.scalar_type() && out.dim() == 2 &&
+      out.size(0) == x.size(0) && out.size(1) == lin->weight.size(0))
+    return call_linear(x, lin, out);
+  return add_to_fresh(out, linears({lin}, x)[0]);
+}
+
+}  // namespace tessera::pt

@@ -1,0 +1,29 @@
+#pragma once
+// The C++ layers' dense projections, with the Python layers' rules (python/tessera/nn/_linear.py),
+// so a LibTorch user runs the same kernels as a Python one:
+// - CUDA fp32, unless the user allowed TF32 in cuBLAS matmuls (at::globalContext().allowTF32CuBLAS():
+//   torch's float32 matmul precision "high"/"medium", or TF32 matmuls allowed; then the Linear runs,
+//   cuBLAS's TF32 as asked): tessera's tf32x3 tensor-core projection (tessera::linear), several
+//   projections of one input as one op and one autograd node (tessera::linears).
+// - CPU: one tessera::linears op when the output (or x) reaches the ops' huge-page size (outputs.hpp),
+//   else the Linear itself.
+// - Other devices and dtypes: the Linear itself.
+#include <torch/torch.h>
+
+#include <utility>
+#include <vector>
+
+namespace tessera::pt {
+
+// [lin(x) for lin in lins].
+std::vector<at::Tensor> linears(const std::vector<torch::nn::Linear>& lins, const at::Tensor& x);
+
+// [lin(x) for (lin, x) in pairs]; the Linears reading one tensor go through one linears().
+std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, at::Tensor>>& pairs);
+
+// out + lin(x) for an `out` the layer just made (see add_to_fresh, attention_op.hpp): on CUDA fp32
+// (the rule above) one tessera::linear with `out` as its residual, the projection and the sum in
+// one kernel, so no [rows, out_features] projection is written and read back.
+at::Tensor linear_add(const torch::nn::Linear& lin, const at::Tensor& x, at::Tensor out);
+
+}  // namespace tessera::pt
