@@ -75,8 +75,7 @@ int main(int argc, char** argv) {
   if (spec.empty()) spec = device == "cuda" ? "rmat:scale=20,degree=16,seed=1" : "rmat:scale=14,degree=16,seed=1";
   const torch::Device dev(device == "cuda" ? torch::kCUDA : torch::kCPU);
   const auto csr = gen::generate(spec);
-  const auto rowptr = torch::tensor(csr.rowptr, torch::kLong).to(dev), col = torch::tensor(csr.col, torch::kLong).to(dev);
-  const auto g = pt::Graph::from_csr(rowptr, col, {}, csr.cols);
+  const auto g = pt::Graph::from_core(csr, dev);  // int32 indices when they fit, as the Python layers' graphs
   std::printf("graph %s: %lld nodes, %lld entries; device %s; in %lld, edge_dim %lld\n", spec.c_str(),
               (long long)csr.rows, (long long)csr.nnz(), device.c_str(), (long long)in_channels, (long long)edge_dim);
   torch::manual_seed(1);
@@ -104,7 +103,8 @@ int main(int argc, char** argv) {
   }
   if (!json_path.empty()) {
     json doc = {{"benchmark", "attention_layer_cpp"}, {"date", bench::now_utc()}, {"commit", bench::git_commit()},
-                {"device", device}, {"graph", spec}, {"nodes", csr.rows}, {"edges", csr.nnz()},
+                {"device", device_name(dev.is_cuda() ? Device{DeviceKind::cuda, int(dev.index() < 0 ? 0 : dev.index())} : Device{})},
+                {"graph", spec}, {"nodes", csr.rows}, {"edges", csr.nnz()},
                 {"in_channels", in_channels}, {"edge_dim", edge_dim}, {"dtype", "float32"},
                 {"command", std::string(argv[0]) + " --device " + device + " --spec " + spec + " --hc " + hc +
                                 " --in " + std::to_string(in_channels) + " --edge-dim " + std::to_string(edge_dim) +
