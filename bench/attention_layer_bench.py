@@ -3,8 +3,7 @@
 weights (PyG's state_dict loaded into tessera's layer), same graph, same run, fp32 (or --dtype).
 
 Per graph, (H, C) and layer: forward and forward+backward (w.r.t. x and every parameter; CUDA
-events, median of at least --reps calls and of 200 ms of them; the two layers' calls interleaved,
-so the host's drift falls on both: bench_common.median_ms_cuda_alternating), peak memory above the inputs
+events, median of at least --reps calls and of 200 ms of them), peak memory above the inputs
 (max_memory_allocated delta during forward+backward),
 the maximum output difference, and the ratios against the issue's targets (GATv2 forward >= 10x,
 forward+backward >= 5x, memory <= 1/15; TransformerConv >= 8x, >= 4x, <= 1/10).
@@ -41,95 +40,39 @@ PYG_NAMES = {"gatv2": "GATv2Conv", "transformer": "TransformerConv"}
 DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
-def calls(conv, x, edge_index, edge_attr=None):
-    """(forward, forward+backward, reset) of one layer: the forward call, a forward+backward step
-    (w.r.t. x and every parameter, output gradient made once outside it), and the reset after it."""
+def measure(conv, x, edge_index, reps, edge_attr=None):
+    """(forward ms, forward+backward ms, peak bytes above the inputs) or raises torch OOM."""
     extra = () if edge_attr is None else (edge_attr,)
     with torch.no_grad():
+        fwd = bc.median_ms_cuda(lambda: conv(x, edge_index, *extra), warmup=1, reps=reps, min_ms=bc.LAYER_MIN_MS)
         gy = torch.ones_like(conv(x, edge_index, *extra))
     xg = x.detach().clone().requires_grad_()
 
-    def reset():
+    def fwd_bwd():
         conv.zero_grad(set_to_none=True)
         xg.grad = None
-
-    def fwd_bwd():
-        reset()
         conv(xg, edge_index, *extra).backward(gy)
 
-    return (lambda: conv(x, edge_index, *extra)), fwd_bwd, reset
-
-
-def peak(conv, fwd_bwd, reset):
-    """Peak bytes above the inputs of one forward+backward; tessera's graph cache emptied first, so
-    the CSR of a reused edge_index counts."""
-    if hasattr(conv, "_graph_cache"):
+    fb = bc.median_ms_cuda(fwd_bwd, warmup=1, reps=reps, min_ms=bc.LAYER_MIN_MS)
+    conv.zero_grad(set_to_none=True)
+    xg.grad = None
+    if hasattr(conv, "_graph_cache"):  # tessera keeps the CSR of a reused edge_index: count it in the peak
         conv._graph_cache = type(conv._graph_cache)()
     gc.collect()
-    p = bc.peak_bytes_cuda(fwd_bwd)
-    reset()
-    return p
-
-
-def measure(conv, x, edge_index, reps, edge_attr=None):
-    """(forward ms, forward+backward ms, peak bytes above the inputs) of one layer alone, or raises
-    torch OOM."""
-    fwd, fwd_bwd, reset = calls(conv, x, edge_index, edge_attr)
-    with torch.no_grad():
-        f = bc.median_ms_cuda(fwd, warmup=1, reps=reps, min_ms=bc.LAYER_MIN_MS)
-    fb = bc.median_ms_cuda(fwd_bwd, warmup=1, reps=reps, min_ms=bc.LAYER_MIN_MS)
-    reset()
-    return f, fb, peak(conv, fwd_bwd, reset)
-
-
-def record(f, fb, p):
-    return {"forward_ms": f, "forward_backward_ms": fb, "peak_bytes": p}
+    peak = bc.peak_bytes_cuda(fwd_bwd)
+    conv.zero_grad(set_to_none=True)
+    return fwd, fb, peak
 
 
 def timed(conv, x, edge_index, reps, edge_attr=None):
     try:
-        return record(*measure(conv, x, edge_index, reps, edge_attr))
+        f, fb, peak = measure(conv, x, edge_index, reps, edge_attr)
+        return {"forward_ms": f, "forward_backward_ms": fb, "peak_bytes": peak}
     except torch.cuda.OutOfMemoryError as e:
         return {"oom": str(e).splitlines()[0]}
     finally:
         gc.collect()
         torch.cuda.empty_cache()
-
-
-def timed_pair(ours, peer, x, edge_index, reps, edge_attr=None):
-    """(tessera's record, PyG's record, max output difference). Forward and forward+backward of the
-    two layers timed in alternation (bc.median_ms_cuda_alternating: host drift falls on both
-    sides), then each one's peak alone. Where the pair runs out of GPU memory (PyG's E x H x C
-    tensors), each side is timed alone as timed() does, PyG's OOM recorded."""
-    extra = () if edge_attr is None else (edge_attr,)
-    sides = []
-    try:
-        with torch.no_grad():
-            diff = (ours(x, edge_index, *extra) - peer(x, edge_index, *extra)).abs().max().item()
-        sides = [calls(conv, x, edge_index, edge_attr) for conv in (ours, peer)]
-        with torch.no_grad():
-            f = bc.median_ms_cuda_alternating([s[0] for s in sides], warmup=1, reps=reps, min_ms=bc.LAYER_MIN_MS)
-        fb = bc.median_ms_cuda_alternating([s[1] for s in sides], warmup=1, reps=reps, min_ms=bc.LAYER_MIN_MS)
-        for s in sides:
-            s[2]()
-        p = [peak(conv, s[1], s[2]) for conv, s in zip((ours, peer), sides)]
-        result = record(f[0], fb[0], p[0]), record(f[1], fb[1], p[1]), diff
-    except torch.cuda.OutOfMemoryError:
-        result = None
-    del sides
-    gc.collect()
-    torch.cuda.empty_cache()
-    if result is not None:
-        return result
-    theirs = timed(peer, x, edge_index, reps, edge_attr)
-    try:
-        with torch.no_grad():
-            diff = (ours(x, edge_index, *extra) - peer(x, edge_index, *extra)).abs().max().item()
-    except torch.cuda.OutOfMemoryError:
-        diff = None
-    gc.collect()
-    torch.cuda.empty_cache()
-    return timed(ours, x, edge_index, reps, edge_attr), theirs, diff
 
 
 def medians(rows):
@@ -185,6 +128,7 @@ def main():
         torch.manual_seed(0)
         x = torch.randn(n, a.width, device=dev, dtype=dtype)
         ea = torch.randn(edge_index.size(1), a.edge_dim, device=dev, dtype=dtype) if a.edge_dim else None
+        extra = () if ea is None else (ea,)
         kw = {"edge_dim": a.edge_dim} if a.edge_dim else {}
         for H, C in hcs:
             for layer in a.layers.split(","):
@@ -200,12 +144,16 @@ def main():
                 if pnn is not None:
                     peer = getattr(pnn, PYG_NAMES[layer])(a.width, C, heads=H, **kw).to(dev, dtype)
                     ours.load_state_dict(peer.state_dict())  # PyG's weights, unchanged
-                    row["tessera"], row["pyg"], diff = timed_pair(ours, peer, x, edge_index, a.reps, ea)
+                    row["pyg"] = timed(peer, x, edge_index, a.reps, ea)
+                    try:
+                        with torch.no_grad():
+                            diff = (ours(x, edge_index, *extra) - peer(x, edge_index, *extra)).abs().max().item()
+                    except torch.cuda.OutOfMemoryError:
+                        diff = None
                     del peer
                     gc.collect()
                     torch.cuda.empty_cache()
-                else:
-                    row["tessera"] = timed(ours, x, edge_index, a.reps, ea)
+                row["tessera"] = timed(ours, x, edge_index, a.reps, ea)
                 row["max_abs_difference"] = diff
                 t, q = row["tessera"], row.get("pyg", {})
                 if "forward_ms" in t and "forward_ms" in q:
@@ -237,7 +185,7 @@ def main():
                     line += f" | max diff {diff:.1e}"
                 print(line, flush=True)
                 bc.write_json(out_path, record)  # partial results survive a kill
-        del x, edge_index, ea
+        del x, edge_index, ea, extra
         gc.collect()
         torch.cuda.empty_cache()
     record["medians"] = medians(record["rows"])

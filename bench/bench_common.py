@@ -176,16 +176,6 @@ def peak_bytes_cuda(fn) -> int:
 LAYER_MIN_MS = 200.0
 
 
-def event_ms_cuda(fn) -> float:
-    """CUDA-event time of one call of fn, from the host's call to its last kernel's end (synchronized)."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end)
-
-
 def median_ms_cuda(fn, warmup: int = 3, reps: int = 10, min_ms: float = 0.0, max_reps: int = 400) -> float:
     """Median of per-call CUDA-event times over `reps` calls, or over as many more (at most max_reps)
     as fill min_ms of measured time: a host-bound call of ~1 ms varies by tens of percent from call
@@ -196,38 +186,14 @@ def median_ms_cuda(fn, warmup: int = 3, reps: int = 10, min_ms: float = 0.0, max
     torch.cuda.synchronize()
     times = []
     while len(times) < reps or (sum(times) < min_ms and len(times) < max_reps):
-        times.append(event_ms_cuda(fn))
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
     return statistics.median(times)
 
-
-def median_ms_cuda_alternating(fns, warmup: int = 1, reps: int = 10, min_ms: float = 0.0, max_reps: int = 400,
-                               turns: int = 10, timer=event_ms_cuda):
-    """median_ms_cuda of each of fns (the same stopping rule), their calls interleaved: `turns`
-    rounds in which every function runs its share of the calls it needs (estimated from one timed
-    call), and more rounds while one still lacks its samples. The samples of every function then
-    come from the same stretch of time: the GPU machines' host runs the same calls up to 1.9x
-    slower for seconds at a time (bench/results/h100_20261205b), which decided host-bound rows
-    when the two sides of a comparison were timed one after the other."""
-    for fn in fns:
-        for _ in range(warmup):
-            fn()
-    torch.cuda.synchronize()
-    times = [[timer(fn)] for fn in fns]
-    per_turn = []
-    for t in times:
-        need = min(max_reps, max(reps, int(-(-min_ms // max(t[0], 1e-3)))))
-        per_turn.append(max(1, -(-(need - 1) // turns)))
-
-    def done(t):
-        return len(t) >= max_reps or (len(t) >= reps and sum(t) >= min_ms)
-
-    rounds = 0
-    while not all(done(t) for t in times) and rounds < 3 * turns:
-        for fn, t, n in zip(fns, times, per_turn):
-            for _ in range(min(n, max_reps - len(t))):
-                t.append(timer(fn))
-        rounds += 1
-    return [statistics.median(t) for t in times]
 
 def write_json(path: str, record: dict) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
