@@ -51,7 +51,11 @@ inline void check_not_bipartite(const char* layer, int64_t in_channels, int64_t 
 // A layer's in_channels as PyG prints it: "6", or "(6, 3)" for bipartite widths.
 inline std::string in_channels_text(int64_t in_channels, int64_t in_channels_dst) {
   if (in_channels == in_channels_dst) return std::to_string(in_channels);
-  return "(" + std::to_string(in_channels) + ", " + std::to_string(in_channels_dst) + ")";
+  std::string text = "(";  // appended, not "(" + ...: gcc 12 warns (-Wrestrict) on that insert
+  text += std::to_string(in_channels);
+  text += ", ";
+  text += std::to_string(in_channels_dst);
+  return text + ")";
 }
 
 }  // namespace tessera::pt
