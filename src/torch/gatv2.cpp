@@ -154,9 +154,7 @@ torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& gr
 
 torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index, const torch::Tensor& edge_attr) {
   pt::check_node_features("GATv2Conv", x, options.in_channels());
-  if (!edge_attr.defined()) return forward(x, pt::Graph::from_edge_index(edge_index, {}, x.size(0)));
-  const auto [g, ea] = pt::graph_and_edge_attr(edge_index, edge_attr, x.size(0));
-  return forward(x, g, ea);
+  return pt::forward_edge_index(*this, x, edge_index, edge_attr);
 }
 
 torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,

@@ -48,6 +48,17 @@ inline void check_not_bipartite(const char* layer, int64_t in_channels, int64_t 
                 ", in_channels_dst = ", in_channels_dst, "): pass x_src and x_dst");
 }
 
+// PyG's call conv(x, edge_index[, edge_attr]) through a layer's graph overload forward(x, graph,
+// edge_attr): the graph built for this call, edge_attr's rows (in edge_index's order) reordered to
+// its entries.
+template <class Layer>
+torch::Tensor forward_edge_index(Layer& layer, const torch::Tensor& x, const torch::Tensor& edge_index,
+                                 const torch::Tensor& edge_attr) {
+  if (!edge_attr.defined()) return layer.forward(x, Graph::from_edge_index(edge_index, {}, x.size(0)));
+  const auto [g, ea] = graph_and_edge_attr(edge_index, edge_attr, x.size(0));
+  return layer.forward(x, g, ea);
+}
+
 // A layer's in_channels as PyG prints it: "6", or "(6, 3)" for bipartite widths.
 inline std::string in_channels_text(int64_t in_channels, int64_t in_channels_dst) {
   if (in_channels == in_channels_dst) return std::to_string(in_channels);

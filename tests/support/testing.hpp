@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tessera/core/device.hpp"
+#include "tessera/core/error.hpp"
 #include "tessera/graph/csr.hpp"
 
 namespace tessera::testing {
@@ -95,6 +96,18 @@ Coo<I> nasty_coo(const NastyOptions& o, uint64_t seed) {
     if (o.weighted) out.w[i] = coo.w[perm[i]];
   }
   return out;
+}
+
+// Runs call and expects a tessera::Error whose message contains `says` (the refusals' tests: the
+// error must name what is wrong).
+template <class F>
+void expect_error_saying(F&& call, const std::string& says) {
+  try {
+    call();
+    ADD_FAILURE() << "accepted; expected an error saying '" << says << "'";
+  } catch (const ::tessera::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace tessera::testing
