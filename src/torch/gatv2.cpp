@@ -147,9 +147,14 @@ torch::Tensor self_loop_fill(const torch::Tensor& edge_attr, const torch::Tensor
 }
 
 torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph, const torch::Tensor& edge_attr) {
-  pt::check_node_features("GATv2Conv", x, options.in_channels(), graph);
-  pt::check_not_bipartite("GATv2Conv", options.in_channels(), in_channels_dst());
-  return propagate(x, x, graph, edge_attr);
+  pt::check_homogeneous("GATv2Conv", x, options.in_channels(), in_channels_dst(), graph);
+  return propagate(x, x, graph, edge_attr, false).out;
+}
+
+AttentionWeights GATv2ConvImpl::forward_with_attention(const torch::Tensor& x, const pt::Graph& graph,
+                                                       const torch::Tensor& edge_attr) {
+  pt::check_homogeneous("GATv2Conv", x, options.in_channels(), in_channels_dst(), graph);
+  return propagate(x, x, graph, edge_attr, true);
 }
 
 torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index, const torch::Tensor& edge_attr) {
@@ -159,14 +164,19 @@ torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const torch::Tensor
 
 torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
                                      const torch::Tensor& edge_attr) {
-  pt::check_source_features("GATv2Conv", x_src, options.in_channels(), graph);
-  pt::check_target_features("GATv2Conv", x_dst, in_channels_dst(), graph);
-  return propagate(x_src, x_dst, graph, edge_attr);
+  pt::check_bipartite("GATv2Conv", x_src, options.in_channels(), x_dst, in_channels_dst(), graph);
+  return propagate(x_src, x_dst, graph, edge_attr, false).out;
+}
+
+AttentionWeights GATv2ConvImpl::forward_with_attention(const torch::Tensor& x_src, const torch::Tensor& x_dst,
+                                                       const pt::Graph& graph, const torch::Tensor& edge_attr) {
+  pt::check_bipartite("GATv2Conv", x_src, options.in_channels(), x_dst, in_channels_dst(), graph);
+  return propagate(x_src, x_dst, graph, edge_attr, true);
 }
 
 // The layer on checked node features (x_dst is x_src for a homogeneous call).
-torch::Tensor GATv2ConvImpl::propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
-                                       const torch::Tensor& edge_attr_in) {
+AttentionWeights GATv2ConvImpl::propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
+                                          const torch::Tensor& edge_attr_in, bool want_alpha) {
   auto ea = pt::layer_edge_attr("GATv2Conv", edge_attr_in, options.edge_dim(), graph.nnz());
   if (ea.defined() && options.add_self_loops()) ea = looped_edge_attr(graph, ea);
   const int64_t H = options.heads(), C = options.out_channels();
@@ -187,15 +197,17 @@ torch::Tensor GATv2ConvImpl::propagate(const torch::Tensor& x_src, const torch::
   o.negative_slope = options.negative_slope();
   o.dropout = is_training() ? options.dropout() : 0.0;
   if (o.dropout > 0) o.seed = dropout_seed();
+  o.return_alpha = want_alpha;
+  o.alpha_after_dropout = true;  // PyG's GATv2Conv returns alpha after its dropout
   // Concatenated heads: the bias is added in the attention kernels' own write of out.
   const bool fused_bias = options.concat() && bias.defined();
-  auto out = std::get<0>(pt::attention(ag, x_r, x_l, torch::Tensor(), att.reshape({-1}), o, ea,
-                                       lin_edge ? lin_edge->weight : torch::Tensor(),
-                                       fused_bias ? bias : torch::Tensor()));
+  auto [out, lse, alpha] = pt::attention(ag, x_r, x_l, torch::Tensor(), att.reshape({-1}), o, ea,
+                                         lin_edge ? lin_edge->weight : torch::Tensor(),
+                                         fused_bias ? bias : torch::Tensor());
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
   if (res) out = pt::add_to_fresh(out, ys.back());
   if (bias.defined() && !fused_bias) out = pt::add_to_fresh(out, bias);
-  return out;
+  return {out, g, want_alpha ? alpha : torch::Tensor()};
 }
 
 void GATv2ConvImpl::pretty_print(std::ostream& stream) const {

@@ -42,10 +42,20 @@ inline void check_target_features(const char* layer, const torch::Tensor& x_dst,
                 x_dst.size(0), " rows");
 }
 
-// A layer built for bipartite input (in_channels_dst != in_channels) called with one x.
-inline void check_not_bipartite(const char* layer, int64_t in_channels, int64_t in_channels_dst) {
+// A homogeneous call (one x for sources and targets): x [g's nodes, in_channels], and a layer not
+// built for bipartite input (in_channels_dst != in_channels).
+inline void check_homogeneous(const char* layer, const torch::Tensor& x, int64_t in_channels, int64_t in_channels_dst,
+                              const Graph& g) {
+  check_node_features(layer, x, in_channels, g);
   TESSERA_CHECK(in_channels == in_channels_dst, layer, ": built for bipartite input (in_channels = ", in_channels,
                 ", in_channels_dst = ", in_channels_dst, "): pass x_src and x_dst");
+}
+
+// A bipartite call: x_src [g.cols(), in_channels], x_dst [g.rows(), in_channels_dst].
+inline void check_bipartite(const char* layer, const torch::Tensor& x_src, int64_t in_channels,
+                            const torch::Tensor& x_dst, int64_t in_channels_dst, const Graph& g) {
+  check_source_features(layer, x_src, in_channels, g);
+  check_target_features(layer, x_dst, in_channels_dst, g);
 }
 
 // PyG's call conv(x, edge_index[, edge_attr]) through a layer's graph overload forward(x, graph,

@@ -47,8 +47,7 @@ void SAGEConvImpl::reset_parameters() {
 }
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph) {
-  pt::check_node_features("SAGEConv", x, options.in_channels(), graph);
-  pt::check_not_bipartite("SAGEConv", options.in_channels(), in_channels_dst());
+  pt::check_homogeneous("SAGEConv", x, options.in_channels(), in_channels_dst(), graph);
   return propagate(x, x, graph);
 }
 

@@ -45,9 +45,14 @@ void TransformerConvImpl::reset_parameters() {
 }
 
 torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Graph& g, const torch::Tensor& edge_attr) {
-  pt::check_node_features("TransformerConv", x, options.in_channels(), g);
-  pt::check_not_bipartite("TransformerConv", options.in_channels(), in_channels_dst());
-  return propagate(x, x, g, edge_attr);
+  pt::check_homogeneous("TransformerConv", x, options.in_channels(), in_channels_dst(), g);
+  return propagate(x, x, g, edge_attr, false).out;
+}
+
+AttentionWeights TransformerConvImpl::forward_with_attention(const torch::Tensor& x, const pt::Graph& g,
+                                                             const torch::Tensor& edge_attr) {
+  pt::check_homogeneous("TransformerConv", x, options.in_channels(), in_channels_dst(), g);
+  return propagate(x, x, g, edge_attr, true);
 }
 
 torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index,
@@ -58,14 +63,19 @@ torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const torch::
 
 torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& g,
                                            const torch::Tensor& edge_attr) {
-  pt::check_source_features("TransformerConv", x_src, options.in_channels(), g);
-  pt::check_target_features("TransformerConv", x_dst, in_channels_dst(), g);
-  return propagate(x_src, x_dst, g, edge_attr);
+  pt::check_bipartite("TransformerConv", x_src, options.in_channels(), x_dst, in_channels_dst(), g);
+  return propagate(x_src, x_dst, g, edge_attr, false).out;
+}
+
+AttentionWeights TransformerConvImpl::forward_with_attention(const torch::Tensor& x_src, const torch::Tensor& x_dst,
+                                                             const pt::Graph& g, const torch::Tensor& edge_attr) {
+  pt::check_bipartite("TransformerConv", x_src, options.in_channels(), x_dst, in_channels_dst(), g);
+  return propagate(x_src, x_dst, g, edge_attr, true);
 }
 
 // The layer on checked node features (x_dst is x_src for a homogeneous call).
-torch::Tensor TransformerConvImpl::propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& g,
-                                             const torch::Tensor& edge_attr) {
+AttentionWeights TransformerConvImpl::propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst,
+                                                const pt::Graph& g, const torch::Tensor& edge_attr, bool want_alpha) {
   const auto ea = pt::layer_edge_attr("TransformerConv", edge_attr, options.edge_dim(), g.nnz());
   const int64_t H = options.heads(), C = options.out_channels();
   // Projections as the Python layer makes them (projections.hpp): on the CPU the skip with q, k, v
@@ -82,14 +92,16 @@ torch::Tensor TransformerConvImpl::propagate(const torch::Tensor& x_src, const t
   o.heads = H;
   o.dropout = is_training() ? options.dropout() : 0.0;
   if (o.dropout > 0) o.seed = dropout_seed();
-  auto out = std::get<0>(pt::attention(ag, q, k, v, torch::Tensor(), o, ea, lin_edge ? lin_edge->weight : torch::Tensor()));
+  o.return_alpha = want_alpha;  // before dropout, as PyG's TransformerConv returns it
+  auto [out, lse, alpha] = pt::attention(ag, q, k, v, torch::Tensor(), o, ea, lin_edge ? lin_edge->weight : torch::Tensor());
+  if (!want_alpha) alpha = torch::Tensor();
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
-  if (!options.root_weight()) return out;
+  if (!options.root_weight()) return {out, g, alpha};
   if (!lin_beta)  // out + lin_skip(x_dst): on CUDA fp32 one kernel
-    return early_skip ? pt::add_to_fresh(out, ys[3]) : pt::linear_add(lin_skip, x_dst, out);
+    return {early_skip ? pt::add_to_fresh(out, ys[3]) : pt::linear_add(lin_skip, x_dst, out), g, alpha};
   const torch::Tensor x_r = early_skip ? ys[3] : pt::linears({lin_skip}, x_dst)[0];
   const auto b = torch::sigmoid(lin_beta->forward(torch::cat({out, x_r, out - x_r}, -1)));
-  return b * x_r + (1 - b) * out;
+  return {b * x_r + (1 - b) * out, g, alpha};
 }
 
 void TransformerConvImpl::pretty_print(std::ostream& stream) const {

@@ -363,6 +363,42 @@ TEST(AttentionLayersCuda, MatchPygSemantics) {
   expect_transformer_blocks_match(torch::kCUDA, seed);
 }
 
+// forward_with_attention: PyG's return_attention_weights. The output is forward's; alpha is the softmax
+// of the layer's logits over the graph it returns (GATv2: the input's self-loops removed, one per
+// node added; the Transformer: the input graph itself), in that graph's entry order.
+TEST(AttentionLayers, AttentionWeightsAreTheSoftmaxOverTheReturnedGraph) {
+  const uint64_t seed = tessera::testing::seed();
+  const std::string at_seed = ", seed " + std::to_string(seed);
+  const Case c = random_graph(30, 150, seed);
+  const auto entries = [](const pt::Graph& g) {  // (source, target) of each entry
+    const auto deg = (g.rowptr().slice(0, 1) - g.rowptr().slice(0, 0, -1)).to(torch::kLong);
+    return std::make_pair(g.col().to(torch::kLong), torch::repeat_interleave(torch::arange(g.rows()), deg));
+  };
+  torch::NoGradGuard no_grad;
+  nn::GATv2Conv gat(nn::GATv2ConvOptions(6, 5).heads(3));
+  gat->to(torch::kDouble);
+  const auto x = torch::randn({30, 6}, torch::kDouble);
+  const nn::AttentionWeights a = gat->forward_with_attention(x, c.g);
+  EXPECT_TRUE(torch::allclose(a.out, gat->forward(x, c.g), 1e-12, 1e-12)) << "GATv2 output" << at_seed;
+  const auto [src, dst] = entries(a.graph);
+  EXPECT_EQ(src.eq(dst).sum().item<int64_t>(), 30) << "one self-loop per node" << at_seed;
+  EXPECT_EQ(a.graph.nnz(), c.src.ne(c.dst).sum().item<int64_t>() + 30) << at_seed;
+  const auto xl = gat->lin_l->forward(x).view({-1, 3, 5}), xr = gat->lin_r->forward(x).view({-1, 3, 5});
+  const auto logits = (torch::leaky_relu(xl.index_select(0, src) + xr.index_select(0, dst), 0.2) * gat->att).sum(-1);
+  EXPECT_TRUE(torch::allclose(a.alpha, segment_softmax(logits, dst, 30), 1e-12, 1e-12)) << "GATv2 alpha" << at_seed;
+
+  const Case b = random_block(40, 25, 200, seed);
+  nn::TransformerConv tr(nn::TransformerConvOptions(6, 5).in_channels_dst(4).heads(3));
+  tr->to(torch::kDouble);
+  const auto x_src = torch::randn({40, 6}, torch::kDouble), x_dst = torch::randn({25, 4}, torch::kDouble);
+  const nn::AttentionWeights t = tr->forward_with_attention(x_src, x_dst, b.g);
+  EXPECT_TRUE(torch::allclose(t.out, tr->forward(x_src, x_dst, b.g), 1e-12, 1e-12)) << "Transformer output" << at_seed;
+  EXPECT_EQ(t.graph.id(), b.g.id());
+  const auto q = tr->lin_query->forward(x_dst).view({-1, 3, 5}), k = tr->lin_key->forward(x_src).view({-1, 3, 5});
+  const auto scores = (q.index_select(0, b.dst) * k.index_select(0, b.src)).sum(-1) / std::sqrt(5.0);
+  EXPECT_TRUE(torch::allclose(t.alpha, segment_softmax(scores, b.dst, 25), 1e-12, 1e-12)) << "Transformer alpha" << at_seed;
+}
+
 // fp32 on CUDA: the projections on tessera's tf32x3 tensor-core kernel (fp32-level error; TF32
 // alone would miss the tolerance by ~30x), unless the user allowed TF32 (then cuBLAS's, as asked).
 // Against the oracle in double on the same weights.

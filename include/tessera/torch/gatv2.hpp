@@ -16,6 +16,7 @@
 
 #include <string>
 
+#include "tessera/torch/attention_weights.hpp"
 #include "tessera/torch/graph.hpp"
 
 namespace tessera::nn {
@@ -55,6 +56,12 @@ class GATv2ConvImpl : public torch::nn::Cloneable<GATv2ConvImpl> {
   // Bipartite: graph rows = targets (x_dst), columns = sources (x_src). Returns [targets, ...].
   torch::Tensor forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
                         const torch::Tensor& edge_attr = {});
+  // forward and the attention weights, as PyG's return_attention_weights = True (alpha after dropout, as
+  // PyG's GATv2Conv returns it).
+  AttentionWeights forward_with_attention(const torch::Tensor& x, const pt::Graph& graph,
+                                          const torch::Tensor& edge_attr = {});
+  AttentionWeights forward_with_attention(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
+                                          const torch::Tensor& edge_attr = {});
   int64_t in_channels_dst() const;  // lin_r's input width
 
   void pretty_print(std::ostream& stream) const override;
@@ -64,8 +71,8 @@ class GATv2ConvImpl : public torch::nn::Cloneable<GATv2ConvImpl> {
   torch::Tensor att, bias;
 
  private:
-  torch::Tensor propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
-                          const torch::Tensor& edge_attr);
+  AttentionWeights propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
+                             const torch::Tensor& edge_attr, bool want_alpha);
   // remove loops, add one per node (memoized per graph); with edge features also the 0/1
   // selection matrix (looped entry -> its row of [edge_attr; loop fill]) and each of g's entries'
   // target for the loop fill (n for a removed loop or a target past the loops: excluded)

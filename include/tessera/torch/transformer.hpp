@@ -12,6 +12,7 @@
 // and lin_skip(x_dst) over a graph of x_dst.size(0) rows and x_src.size(0) columns.
 #include <torch/torch.h>
 
+#include "tessera/torch/attention_weights.hpp"
 #include "tessera/torch/graph.hpp"
 
 namespace tessera::nn {
@@ -48,6 +49,12 @@ class TransformerConvImpl : public torch::nn::Cloneable<TransformerConvImpl> {
   // Bipartite: graph rows = targets (x_dst), columns = sources (x_src). Returns [targets, ...].
   torch::Tensor forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
                         const torch::Tensor& edge_attr = {});
+  // forward and the attention weights, as PyG's return_attention_weights = True (alpha before dropout, as
+  // PyG's TransformerConv returns it).
+  AttentionWeights forward_with_attention(const torch::Tensor& x, const pt::Graph& graph,
+                                          const torch::Tensor& edge_attr = {});
+  AttentionWeights forward_with_attention(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
+                                          const torch::Tensor& edge_attr = {});
   int64_t in_channels_dst() const;  // lin_query's input width
 
   void pretty_print(std::ostream& stream) const override;
@@ -57,8 +64,8 @@ class TransformerConvImpl : public torch::nn::Cloneable<TransformerConvImpl> {
       lin_edge{nullptr};
 
  private:
-  torch::Tensor propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
-                          const torch::Tensor& edge_attr);
+  AttentionWeights propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
+                             const torch::Tensor& edge_attr, bool want_alpha);
 };
 TORCH_MODULE(TransformerConv);
 
