@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   }
   if (!json_path.empty()) {
     json doc = {{"benchmark", "attention_layer_cpp"}, {"date", bench::now_utc()}, {"commit", bench::git_commit()},
-                {"device", device_name(dev.is_cuda() ? Device{DeviceKind::cuda, int(dev.index() < 0 ? 0 : dev.index())} : Device{})},
+                {"device", device_name(dev.is_cuda() ? Device{DeviceKind::cuda, 0} : Device{})},
                 {"graph", spec}, {"nodes", csr.rows}, {"edges", csr.nnz()},
                 {"in_channels", in_channels}, {"edge_dim", edge_dim}, {"dtype", "float32"},
                 {"command", std::string(argv[0]) + " --device " + device + " --spec " + spec + " --hc " + hc +

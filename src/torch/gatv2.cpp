@@ -40,7 +40,7 @@ std::string fill_reduction(const std::string& f) {
 GATv2ConvImpl::GATv2ConvImpl(const GATv2ConvOptions& opts) : options(opts) { reset(); }
 
 int64_t GATv2ConvImpl::in_channels_dst() const {
-  return options.in_channels_dst() > 0 ? options.in_channels_dst() : options.in_channels();
+  return pt::targets_width("GATv2Conv", options.in_channels(), options.in_channels_dst());
 }
 
 void GATv2ConvImpl::reset() {
@@ -49,8 +49,6 @@ void GATv2ConvImpl::reset() {
                 "GATv2Conv: in_channels, out_channels and heads must be positive, got ", o.in_channels(), ", ",
                 o.out_channels(), ", ", o.heads());
   TESSERA_CHECK(o.edge_dim() >= 0, "GATv2Conv: edge_dim = ", o.edge_dim(), ", expected >= 0 (0: no edge features)");
-  TESSERA_CHECK(o.in_channels_dst() == -1 || o.in_channels_dst() > 0,
-                "GATv2Conv: in_channels_dst must be positive, or -1 for in_channels, got ", o.in_channels_dst());
   const int64_t in_dst = in_channels_dst();
   // PyG's lin_r is lin_l then, and fails on the targets' width in forward: refused here instead.
   TESSERA_CHECK(!o.share_weights() || in_dst == o.in_channels(), "GATv2Conv: share_weights needs equal source and ",

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #include "graph_ops.hpp"
 #include "spmm_op.hpp"
@@ -40,28 +41,35 @@ Graph Graph::from_csr(torch::Tensor rowptr, torch::Tensor col, c10::optional<tor
   return g;
 }
 
+namespace {
+// edge_index as CSR tensors (rows = targets) and per-edge data (one row per column of edge_index,
+// 1-D when `vector`; or undefined) permuted into the CSR's entry order. `what` starts the error.
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> csr_with_edge_data(const torch::Tensor& edge_index,
+                                                                           const torch::Tensor& data, int64_t rows,
+                                                                           int64_t cols, bool vector, const char* what) {
+  auto [rowptr, col, perm] = edge_index_to_csr(edge_index, rows, cols, true);
+  if (!data.defined()) return {rowptr, col, {}};
+  TESSERA_CHECK((vector ? data.dim() == 1 : data.dim() >= 1) && data.size(0) == edge_index.size(1), what, " (",
+                edge_index.size(1), "), got shape ", data.sizes());
+  return {rowptr, col, data.index_select(0, perm)};
+}
+}  // namespace
+
 Graph Graph::from_edge_index(const torch::Tensor& edge_index, const c10::optional<torch::Tensor>& edge_weight,
                              int64_t num_nodes, int64_t num_src) {
   if (num_src < 0) num_src = num_nodes;
-  auto [rowptr, col, perm] = edge_index_to_csr(edge_index, num_nodes, num_src, true);
-  c10::optional<torch::Tensor> values;
-  if (edge_weight && edge_weight->defined()) {
-    TESSERA_CHECK(edge_weight->dim() == 1 && edge_weight->size(0) == edge_index.size(1),
-                  "Graph: edge_weight must have one entry per edge (", edge_index.size(1), "), got shape ",
-                  edge_weight->sizes());
-    values = edge_weight->index_select(0, perm);
-  }
+  auto [rowptr, col, values] = csr_with_edge_data(edge_index, edge_weight.value_or(torch::Tensor()), num_nodes, num_src,
+                                                  true, "Graph: edge_weight must have one entry per edge");
   return from_csr(rowptr, col, values, num_src);
 }
 
 std::pair<Graph, torch::Tensor> graph_and_edge_attr(const torch::Tensor& edge_index, const torch::Tensor& edge_attr,
                                                     int64_t num_nodes, int64_t num_src) {
+  TESSERA_CHECK(edge_attr.defined(), "graph_and_edge_attr: edge_attr is undefined");
   if (num_src < 0) num_src = num_nodes;
-  auto [rowptr, col, perm] = edge_index_to_csr(edge_index, num_nodes, num_src, true);
-  TESSERA_CHECK(edge_attr.defined() && edge_attr.dim() >= 1 && edge_attr.size(0) == edge_index.size(1),
-                "graph_and_edge_attr: edge_attr must have one row per edge (", edge_index.size(1), "), got shape ",
-                edge_attr.defined() ? edge_attr.sizes() : c10::IntArrayRef{});
-  return {Graph::from_csr(rowptr, col, {}, num_src), edge_attr.index_select(0, perm)};
+  auto [rowptr, col, ea] = csr_with_edge_data(edge_index, edge_attr, num_nodes, num_src, false,
+                                              "graph_and_edge_attr: edge_attr must have one row per edge");
+  return {Graph::from_csr(rowptr, col, {}, num_src), ea};
 }
 
 template <class I>

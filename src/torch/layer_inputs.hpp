@@ -26,6 +26,14 @@ inline void check_node_features(const char* layer, const torch::Tensor& x, int64
                 " but x has ", x.size(0), " nodes");
 }
 
+// The targets' width of a layer with PyG's bipartite in_channels = (in_channels, in_channels_dst):
+// in_channels_dst, or in_channels for -1; anything else is refused.
+inline int64_t targets_width(const char* layer, int64_t in_channels, int64_t in_channels_dst) {
+  TESSERA_CHECK(in_channels_dst == -1 || in_channels_dst > 0, layer,
+                ": in_channels_dst must be positive, or -1 for in_channels, got ", in_channels_dst);
+  return in_channels_dst > 0 ? in_channels_dst : in_channels;
+}
+
 // A bipartite layer's sources: x_src a [g.cols(), in_channels] tensor.
 inline void check_source_features(const char* layer, const torch::Tensor& x_src, int64_t in_channels, const Graph& g) {
   check_node_features(layer, x_src, in_channels);

@@ -129,11 +129,14 @@ at::Tensor linear_kernel(const at::Tensor& x_in, const at::Tensor& weight_in, co
   return y;
 }
 
-at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias,
-                       const OptTensor& residual = {}) {
+}  // namespace
+
+at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias, const OptTensor& residual) {
   static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("tessera::linear", "").typed<decltype(linear_kernel)>();
   return op.call(x, weight, bias, residual);
 }
+
+namespace {
 
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
  public:

@@ -3,8 +3,16 @@
 #include <ATen/ATen.h>
 
 #include <utility>
+#include <vector>
 
 namespace tessera::pt {
+
+// tessera::linear and tessera::linears through the dispatcher: with autograd from a layer
+// (projections.hpp), below it under at::AutoDispatchBelowADInplaceOrView from the ops' own autograd
+// functions. biases: one per weight, undefined for a projection without one.
+at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
+                       const c10::optional<at::Tensor>& residual = {});
+std::vector<at::Tensor> call_linears(const at::Tensor& x, at::TensorList weights, const std::vector<at::Tensor>& biases);
 
 // y = x weight^T (+ bias) (+ residual) on tessera's CUDA fp32 kernel (tf32x3), where y is a
 // [rows, out_features] tensor with packed columns, possibly a column slice of a wider one, and

@@ -133,7 +133,8 @@ std::vector<at::Tensor> linears_kernel(const at::Tensor& x, at::TensorList weigh
   return forward_impl(x, weights, bs);
 }
 
-// The forward as the op (below autograd), with the biases as the schema's optional list.
+}  // namespace
+
 std::vector<at::Tensor> call_linears(const at::Tensor& x, at::TensorList weights, const std::vector<at::Tensor>& bs) {
   static auto op = c10::Dispatcher::singleton()
                        .findSchemaOrThrow("tessera::linears", "")
@@ -142,6 +143,8 @@ std::vector<at::Tensor> call_linears(const at::Tensor& x, at::TensorList weights
   for (const at::Tensor& b : bs) biases.push_back(b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt);
   return op.call(x, weights, biases);
 }
+
+namespace {
 
 // Inputs: x, the weights, the biases that exist (autograd takes no undefined tensor as an input),
 // and which projections have them.

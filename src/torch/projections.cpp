@@ -2,19 +2,16 @@
 #include "projections.hpp"
 
 #include <ATen/Context.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
 
 #include "attention_op.hpp"  // add_to_fresh
+#include "linear_op.hpp"     // call_linear, call_linears
 #include "outputs.hpp"       // huge_output_min_bytes
 
 namespace tessera::pt {
 
 namespace {
-
-using OptTensor = c10::optional<at::Tensor>;
-using OptTensorList = c10::List<c10::optional<at::Tensor>>;
 
 bool same_dtype_2d(const torch::nn::Linear& lin, const at::Tensor& x) {
   return x.dim() == 2 && x.is_floating_point() && x.scalar_type() == lin->weight.scalar_type();
@@ -25,29 +22,17 @@ bool tensor_cores(const at::Tensor& x) {
   return x.is_cuda() && x.scalar_type() == at::kFloat && !at::globalContext().allowTF32CuBLAS();
 }
 
-at::Tensor bias_of(const torch::nn::Linear& lin) { return lin->bias.defined() ? lin->bias : at::Tensor(); }
-
-at::Tensor call_linear(const at::Tensor& x, const torch::nn::Linear& lin, const at::Tensor& residual = {}) {
-  static auto op = c10::Dispatcher::singleton()
-                       .findSchemaOrThrow("tessera::linear", "")
-                       .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const OptTensor&, const OptTensor&)>();
-  const at::Tensor b = bias_of(lin);
-  return op.call(x, lin->weight, b.defined() ? OptTensor(b) : OptTensor(),
-                 residual.defined() ? OptTensor(residual) : OptTensor());
+c10::optional<at::Tensor> bias_of(const torch::nn::Linear& lin) {
+  return lin->bias.defined() ? c10::optional<at::Tensor>(lin->bias) : c10::nullopt;
 }
 
-std::vector<at::Tensor> call_linears(const std::vector<torch::nn::Linear>& lins, const at::Tensor& x) {
-  static auto op = c10::Dispatcher::singleton()
-                       .findSchemaOrThrow("tessera::linears", "")
-                       .typed<std::vector<at::Tensor>(const at::Tensor&, at::TensorList, const OptTensorList&)>();
-  std::vector<at::Tensor> weights;
-  OptTensorList biases;
+std::vector<at::Tensor> stacked(const std::vector<torch::nn::Linear>& lins, const at::Tensor& x) {
+  std::vector<at::Tensor> weights, biases;
   for (const auto& lin : lins) {
     weights.push_back(lin->weight);
-    const at::Tensor b = bias_of(lin);
-    biases.push_back(b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt);
+    biases.push_back(lin->bias);  // undefined without one
   }
-  return op.call(x, weights, biases);
+  return call_linears(x, weights, biases);
 }
 
 std::vector<at::Tensor> each(const std::vector<torch::nn::Linear>& lins, const at::Tensor& x) {
@@ -63,13 +48,13 @@ std::vector<at::Tensor> linears(const std::vector<torch::nn::Linear>& lins, cons
   for (const auto& lin : lins) fast = fast && same_dtype_2d(lin, x);
   if (!x.is_cpu()) {
     if (!fast || !tensor_cores(x)) return each(lins, x);
-    if (lins.size() > 1) return call_linears(lins, x);
-    return {call_linear(x, lins[0])};
+    if (lins.size() > 1) return stacked(lins, x);
+    return {call_linear(x, lins[0]->weight, bias_of(lins[0]))};
   }
   int64_t widest = x.size(-1);
   for (const auto& lin : lins) widest = std::max(widest, lin->weight.size(0));
   if (!fast || x.size(0) * widest * int64_t(x.element_size()) < huge_output_min_bytes()) return each(lins, x);
-  return call_linears(lins, x);
+  return stacked(lins, x);
 }
 
 std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, at::Tensor>>& pairs) {
@@ -94,7 +79,7 @@ std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, a
 at::Tensor linear_add(const torch::nn::Linear& lin, const at::Tensor& x, at::Tensor out) {
   if (tensor_cores(x) && same_dtype_2d(lin, x) && out.scalar_type() == x.scalar_type() && out.dim() == 2 &&
       out.size(0) == x.size(0) && out.size(1) == lin->weight.size(0))
-    return call_linear(x, lin, out);
+    return call_linear(x, lin->weight, bias_of(lin), out);
   return add_to_fresh(out, linears({lin}, x)[0]);
 }
 

@@ -19,15 +19,14 @@ torch::Tensor sage_aggregate(const pt::Graph& graph, const torch::Tensor& x, con
 SAGEConvImpl::SAGEConvImpl(const SAGEConvOptions& opts) : options(opts) { reset(); }
 
 int64_t SAGEConvImpl::in_channels_dst() const {
-  return options.in_channels_dst() > 0 ? options.in_channels_dst() : options.in_channels();
+  return pt::targets_width("SAGEConv", options.in_channels(), options.in_channels_dst());
 }
 
 void SAGEConvImpl::reset() {
   TESSERA_CHECK(options.in_channels() > 0 && options.out_channels() > 0,
                 "SAGEConv: in_channels and out_channels must be positive (lazy -1 is not supported), got ",
                 options.in_channels(), " and ", options.out_channels());
-  TESSERA_CHECK(options.in_channels_dst() == -1 || options.in_channels_dst() > 0,
-                "SAGEConv: in_channels_dst must be positive, or -1 for in_channels, got ", options.in_channels_dst());
+  in_channels_dst();  // validates it (lin_r, which reads it, is optional)
   ops::parse_reduce(options.aggr() == "add" ? "sum" : options.aggr());  // throws on unknown aggregations
   const int64_t in = options.in_channels(), out = options.out_channels();
   if (options.project())
@@ -57,7 +56,7 @@ torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const torch::Tensor&
 }
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph) {
-  pt::check_node_features("SAGEConv", x_src, options.in_channels());
+  pt::check_source_features("SAGEConv", x_src, options.in_channels(), graph);
   if (x_dst.defined()) pt::check_target_features("SAGEConv", x_dst, in_channels_dst(), graph);
   return propagate(x_src, x_dst, graph);
 }
@@ -72,7 +71,7 @@ torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Ten
   return forward(x_src, x_dst, pt::Graph::from_edge_index(edge_index, {}, targets, x_src.size(0)));
 }
 
-// The layer on checked inputs (sage_aggregate checks the graph's columns against x_src).
+// The layer on checked inputs.
 torch::Tensor SAGEConvImpl::propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph) {
   const torch::Tensor src = options.project() ? torch::relu(lin->forward(x_src)) : x_src;
   auto out = lin_l->forward(sage_aggregate(graph, src, options.aggr()));

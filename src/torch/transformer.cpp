@@ -16,7 +16,7 @@ namespace tessera::nn {
 TransformerConvImpl::TransformerConvImpl(const TransformerConvOptions& opts) : options(opts) { reset(); }
 
 int64_t TransformerConvImpl::in_channels_dst() const {
-  return options.in_channels_dst() > 0 ? options.in_channels_dst() : options.in_channels();
+  return pt::targets_width("TransformerConv", options.in_channels(), options.in_channels_dst());
 }
 
 void TransformerConvImpl::reset() {
@@ -24,8 +24,6 @@ void TransformerConvImpl::reset() {
   TESSERA_CHECK(o.in_channels() > 0 && o.out_channels() > 0 && o.heads() > 0,
                 "TransformerConv: in_channels, out_channels and heads must be positive, got ", o.in_channels(), ", ",
                 o.out_channels(), ", ", o.heads());
-  TESSERA_CHECK(o.in_channels_dst() == -1 || o.in_channels_dst() > 0,
-                "TransformerConv: in_channels_dst must be positive, or -1 for in_channels, got ", o.in_channels_dst());
   o.beta(o.beta() && o.root_weight());  // as PyG: beta only with the root weight
   const int64_t HC = o.heads() * o.out_channels(), in_dst = in_channels_dst();
   auto lin = [&](int64_t in, int64_t out, bool b) { return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(b)); };
