@@ -74,6 +74,28 @@ TEST(GCNConv, MatchesPyGSemanticsInDouble) {
   }
 }
 
+// CUDA fp32: the projection on tessera's tf32x3 kernel (projections.hpp; fp32-level error, where TF32
+// would be ~30x off the tolerance), against the double formula on the same weights.
+TEST(GCNConvCuda, Fp32MatchesPyGSemanticsInDouble) {
+  TESSERA_REQUIRE_CUDA();
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "torch has no CUDA in this build";
+  const uint64_t s = testing::seed();
+  const int64_t n = 300, e = 2400;
+  const auto ei = random_edge_index(n, e, s);
+  const auto x = torch::randn({n, 32}, torch::kDouble);
+  nn::GCNConv conv(nn::GCNConvOptions(32, 64));
+  {
+    torch::NoGradGuard g;
+    conv->bias.normal_();
+  }
+  const auto expected = pyg_propagate(torch::mm(x, conv->lin->weight.to(torch::kDouble).t()), ei,
+                                      torch::ones({e}, torch::kDouble), 1.0) + conv->bias.to(torch::kDouble);
+  conv->to(torch::kCUDA);
+  const auto got = conv->forward(x.to(torch::kCUDA, torch::kFloat), ei.cuda()).to(torch::kCPU, torch::kDouble);
+  EXPECT_TRUE(torch::allclose(got, expected, 2e-5, 2e-5)) << "seed " << s << ", max diff "
+                                                          << (got - expected).abs().max().item<double>();
+}
+
 TEST(GCNConv, CacheIsKeyedByGraphIdentity) {
   const uint64_t s = testing::seed();
   const int64_t n = 64;

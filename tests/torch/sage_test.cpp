@@ -106,6 +106,25 @@ TEST(SAGEConv, BipartiteGradientsReachBothInputs) {
   EXPECT_TRUE(torch::allclose(x_dst.grad(), xd.grad(), 1e-10, 1e-12)) << "seed " << s;
 }
 
+// CUDA fp32: the projections (lin, lin_l) on tessera's tf32x3 kernel (projections.hpp), against the
+// double formula on the same weights.
+TEST(SAGEConvCuda, Fp32MatchesPyGSemanticsInDouble) {
+  TESSERA_REQUIRE_CUDA();
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "torch has no CUDA in this build";
+  const uint64_t s = testing::seed();
+  const auto ei = block_edges(300, 120, 2000, s);
+  nn::SAGEConv conv(nn::SAGEConvOptions(32, 64).in_channels_dst(16).project(true));
+  auto x_src = torch::randn({300, 32}, torch::kDouble), x_dst = torch::randn({120, 16}, torch::kDouble);
+  nn::SAGEConv ref(std::dynamic_pointer_cast<nn::SAGEConvImpl>(conv->clone()));
+  ref->to(torch::kDouble);
+  const auto expected = pyg_sage(ref, x_src, x_dst, ei, 120);
+  conv->to(torch::kCUDA);
+  const auto got = conv->forward(x_src.to(torch::kCUDA, torch::kFloat), x_dst.to(torch::kCUDA, torch::kFloat), ei.cuda())
+                       .to(torch::kCPU, torch::kDouble);
+  EXPECT_TRUE(torch::allclose(got, expected, 2e-5, 2e-5)) << "seed " << s << ", max diff "
+                                                          << (got - expected).abs().max().item<double>();
+}
+
 TEST(SAGEConv, MismatchedBipartiteInputsAreRefused) {
   const auto refused = [](auto&& call, const std::string& says) { testing::expect_error_saying(call, says); };
   const auto ei = block_edges(20, 10, 60, testing::seed());
