@@ -224,13 +224,15 @@ struct DeviceFloats {
 };
 
 // The tf32x3 kernel's three tiles everywhere; with the sm_90a build on a compute capability 9.0
-// device also the two wgmma tiles (never silently ineligible there).
-int expected_cuda_variants() {
+// device also the two wgmma tiles and the resident one (never silently ineligible there, the resident
+// one wherever 1 <= K <= 128).
+int expected_cuda_variants(int64_t k) {
 #ifdef TESSERA_WITH_WGMMA
-  if (cuda_compute_capability(0) == 90) return 5;
+  if (cuda_compute_capability(0) == 90) return k >= 1 && k <= 128 ? 6 : 5;
 #endif
   return 3;
 }
+bool is_resident(const std::string& name) { return name == "cuda.wgmma.resident"; }
 
 enum class Residual { none, apart, in_y };
 
@@ -282,13 +284,17 @@ void check_cuda(const Shape& s, uint64_t salt) {
   int ran = 0;
   for (const auto& v : ops::linear_registry().all()) {
     if (v.backend != tune::Backend::cuda) continue;
-    if (v.name.rfind("cuda.wgmma.", 0) == 0 && expected_cuda_variants() == 3) continue;  // not a 9.0 device
+    if (v.name.rfind("cuda.wgmma.", 0) == 0 && expected_cuda_variants(s.k) == 3) continue;  // not a 9.0 device
     DeviceFloats dy(y0);
     ops::LinearArgs a{{dx.p, DType::f32, s.m, s.k, s.ldx, dev}, {dw.p, DType::f32, w_rows, w_cols, w_cols, dev},
                       {dy.p, DType::f32, s.m, s.n, s.ldy, dev}, s.bias ? db.p : nullptr};
     a.w_transposed = s.wt;
     if (s.residual == Residual::apart) a.R = {dr.p, DType::f32, s.m, s.n, s.ldy, dev};
     if (s.residual == Residual::in_y) a.R = a.Y;
+    if (is_resident(v.name) && s.k > 128) {  // its W n-tile would not fit: refused, not run
+      EXPECT_FALSE(ops::linear_registry().is_eligible(v, a, dev)) << v.name << " " << what;
+      continue;
+    }
     ASSERT_TRUE(ops::linear_registry().is_eligible(v, a, dev)) << v.name << " " << what;
     ops::linear(a, exec, v.name);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << v.name << " " << what;
@@ -308,7 +314,8 @@ void check_cuda(const Shape& s, uint64_t salt) {
                                << ", reference " << want[o] << ", |err| / sum|x w| = " << err / mag[size_t(i * s.n + j)];
       }
   }
-  EXPECT_EQ(ran, expected_cuda_variants()) << "the three tf32x3 tiles, and on compute capability 9.0 the two wgmma tiles";
+  EXPECT_EQ(ran, expected_cuda_variants(s.k))
+      << "the three tf32x3 tiles, and on compute capability 9.0 the two wgmma tiles (and the resident one at K <= 128)";
 }
 
 TEST(LinearCuda, EveryVariantMatchesReference) {
@@ -334,6 +341,12 @@ TEST(LinearCuda, EveryVariantMatchesReference) {
   shapes.push_back({259, 192, 100, 100, 192, true});
   shapes.push_back({70, 196, 292, 292, 196, true, Residual::apart, true});
   if (!small) shapes.push_back({4099, 200, 300, 300, 200, true});
+  // The resident kernel's rounds: several tiles a warpgroup (its X slot refilled, the barrier's phase
+  // flipping), a last round without a tile for the second warpgroup, 3 steps of K (the two A
+  // buffers unevenly), a residual, W^T.
+  shapes.push_back({9000, 384, 96, 100, 388, false, Residual::apart});
+  shapes.push_back({3000, 130, 68, 68, 130, true, Residual::none, true});
+  if (!small) shapes.push_back({20000, 256, 128, 128, 256, true});
   uint64_t salt = 1;
   for (const auto& s : shapes) check_cuda(s, salt++);
 }

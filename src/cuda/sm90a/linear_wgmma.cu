@@ -43,6 +43,7 @@
 #include <limits>
 
 #include "cuda/ops/linear_launch.cuh"  // Params, split_tf32, smem_u32, the launch helpers
+#include "cuda/sm90a/linear_wgmma.cuh"     // BN, the weight's split, the epilogue
 #include "cuda/sm90a/tma.cuh"              // X and W by TMA, counted on shared barriers
 #include "cuda/sm90a/wgmma.cuh"            // the wgmma instruction and its fences
 #include "cuda/sm90a/wgmma_layout.hpp"     // chunk_at, slice_column, tile_desc
@@ -53,10 +54,8 @@
 namespace tessera::cuda::linear_wgmma {
 namespace {
 
-using tessera::cuda::linear::Params;
-using tessera::cuda::linear::kBK;  // floats of K per step: one 128-byte swizzled row
 using tessera::cuda::linear::smem_u32;
-constexpr int BN = 128, kStages = 2;
+constexpr int kStages = 2;
 
 template <int WGS>
 struct Tile {
@@ -70,11 +69,7 @@ using wgmma_layout::chunk_at;
 using wgmma_layout::slice_column;
 using wgmma_layout::tile_desc_lo;
 
-// W (N x K, or K x N with wt) split into tf32 parts, laid out as the product's shared stages are: for
-// n-tile nt and step ks, block nt * k_steps + ks of `split` is [BN][32] hi then [BN][32] lo, swizzled
-// (chunk_at), so a CTA copies a stage's W as one contiguous 32 KB run. Rows past N and columns past
-// K are zeros; each step's columns are in slice_column order (block column 8 s + q holds W's column
-// 32 ks + slice_column(s, q)).
+// W split into tf32 parts in the stages' layout (split_weight in linear_wgmma.cuh).
 __global__ void split_weight_kernel(const float* __restrict__ w, int64_t ldw, int n, int k, bool wt,
                                     uint32_t* __restrict__ split, int np, int kp) {
   // 32-bit index arithmetic (the launcher checks np kp < 2^31): 64-bit divisions by the run-time
@@ -174,41 +169,9 @@ __global__ void __launch_bounds__(Tile<WGS>::kThreads, 2)
     pin(acc);
   }
 
-  // Epilogue: warp w of warpgroup wg holds rows 16 w + g (+ 8) of the group's 64; acc[4 j + 2 h + e]
-  // is (row g + 8 h, column 8 j + 2 t + e). The tile's corner again from blockIdx: nothing of the
-  // loop's stays live past it. The bias comes from shared memory and R is read in groups of 4 j
-  // ahead of their stores: Y's stores may alias the bias and R as far as the compiler knows, so a
-  // global load after a store waits a full round trip, and one per j was 16 in a row.
-  const int64_t row0 = (int64_t(blockIdx.x) / p.n_tiles) * BM + arow;
-  const int col0 = int(int64_t(blockIdx.x) % p.n_tiles) * BN + 2 * t;
-  constexpr int G = 4;
-#pragma unroll
-  for (int j0 = 0; j0 < BN / 8; j0 += G) {
-    float2 r[G][2];
-#pragma unroll
-    for (int j = 0; j < G; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        r[j][h] = make_float2(0.f, 0.f);
-        const int col = col0 + 8 * (j0 + j);
-        const int64_t row = row0 + 8 * h;
-        if (RES && col < p.n && row < p.m) r[j][h] = *reinterpret_cast<const float2*>(p.r + row * p.ldr + col);
-      }
-#pragma unroll
-    for (int j = 0; j < G; ++j) {
-      const int col = col0 + 8 * (j0 + j);
-      if (col >= p.n) continue;  // N even: col + 1 < N too
-      const float2 b = ld_shared_f2(sbias + 4 * (8 * (j0 + j) + 2 * t));
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int64_t row = row0 + 8 * h;
-        const int i = 4 * (j0 + j) + 2 * h;
-        if (row < p.m)
-          *reinterpret_cast<float2*>(p.y + row * p.ldy + col) =
-              make_float2(acc[i] + b.x + r[j][h].x, acc[i + 1] + b.y + r[j][h].y);
-      }
-    }
-  }
+  // The tile's corner again from blockIdx: nothing of the loop's stays live past it.
+  store_tile<RES>(p, acc, sbias, (int64_t(blockIdx.x) / p.n_tiles) * BM + arow,
+                  int(int64_t(blockIdx.x) % p.n_tiles) * BN + 2 * t, t);
 #else
   __trap();  // built without sm_90a code; linear_wgmma_eligible keeps launches away
 #endif
@@ -231,6 +194,25 @@ void launch(const ops::LinearArgs& a, cudaStream_t s, const float* w_split, int 
 }
 
 }  // namespace
+
+size_t split_bytes(const ops::LinearArgs& a) {
+  const int64_t np = (a.n() + BN - 1) / BN * BN, kp = (a.X.cols + kBK - 1) / kBK * kBK;
+  return 2 * size_t(np) * size_t(kp) * sizeof(float);
+}
+
+int split_weight(const ops::LinearArgs& a, const Exec& exec, Scratch& split) {
+  const int n = int(a.n()), k = int(a.X.cols);
+  const int np = (n + BN - 1) / BN * BN, kp = (k + kBK - 1) / kBK * kBK;
+  TESSERA_CHECK(int64_t(np) * kp < (int64_t(1) << 31), "linear: a ", n, " x ", k, " weight is too large for the wgmma tiles");
+  if (kp > 0) {
+    const int count = np * kp;
+    split_weight_kernel<<<unsigned((count + 255) / 256), 256, 0, tessera::cuda_stream(exec.stream)>>>(
+        a.W.as<const float>(), a.W.ld, n, k, a.w_transposed, split.as<uint32_t>(), np, kp);
+    TESSERA_CUDA_LAUNCH_CHECK();
+  }
+  return kp;
+}
+
 }  // namespace tessera::cuda::linear_wgmma
 
 namespace tessera::ops::detail {
@@ -263,18 +245,10 @@ int linear_wgmma_preferred(const LinearArgs& a, int device_index) {
 void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, int warpgroups) {
   namespace lw = tessera::cuda::linear_wgmma;
   const cudaStream_t s = cuda_stream(exec.stream);
-  const int n = int(a.n()), k = int(a.X.cols);
-  const int np = (n + lw::BN - 1) / lw::BN * lw::BN, kp = (k + lw::kBK - 1) / lw::kBK * lw::kBK;
-  // W's split copy (hi and lo, in the stages' layout): scratch from the caller's allocator,
-  // stream-ordered, so it is free to reuse once the product queued below has run.
-  Scratch split(exec, 2 * size_t(np) * size_t(kp) * sizeof(float));
-  TESSERA_CHECK(int64_t(np) * kp < (int64_t(1) << 31), "linear: a ", n, " x ", k, " weight is too large for the wgmma tiles");
-  if (kp > 0) {
-    const int count = np * kp;
-    lw::split_weight_kernel<<<unsigned((count + 255) / 256), 256, 0, s>>>(a.W.as<const float>(), a.W.ld, n, k,
-                                                                           a.w_transposed, split.as<uint32_t>(), np, kp);
-    TESSERA_CUDA_LAUNCH_CHECK();
-  }
+  // W's split copy: scratch from the caller's allocator, stream-ordered, so it is free to reuse once
+  // the product queued below has run.
+  Scratch split(exec, lw::split_bytes(a));
+  const int kp = lw::split_weight(a, exec, split);
   const auto* w = split.as<const float>();
   const bool res = a.R.data != nullptr;
   if (warpgroups == 1) return res ? lw::launch<1, true>(a, s, w, kp) : lw::launch<1, false>(a, s, w, kp);

@@ -23,6 +23,12 @@ LinearTile linear_tf32x3_default_tile(const LinearArgs& a, int device_index);
 bool linear_wgmma_eligible(const LinearArgs& a);
 int linear_wgmma_preferred(const LinearArgs& a, int device_index);
 void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, int warpgroups);
+// The same products for K <= 128 with W's n-tile resident in shared memory: persistent CTAs of two
+// warpgroups, each streaming 64-row tiles of X (cuda/sm90a/linear_wgmma_resident.cu). preferred:
+// whether the heuristic takes it over the streaming tiles.
+bool linear_wgmma_resident_eligible(const LinearArgs& a);
+bool linear_wgmma_resident_preferred(const LinearArgs& a, int device_index);
+void linear_wgmma_resident_cuda(const LinearArgs& a, const Exec& exec);
 
 void linear_weight_grad_reference(const LinearGradArgs& a);
 // dW = dY^T X (+ db) on Hopper's wgmma (cuda/sm90a/linear_weight_grad.cu; built when

@@ -44,10 +44,16 @@ tune::Registry<LinearArgs> make_registry() {
            [](const LinearArgs& a) { return detail::linear_wgmma_eligible(a); },
            [wgs](const LinearArgs& a, const Exec& e) { detail::linear_wgmma_cuda(a, e, wgs); },
            "the three tf32 products on Hopper's wgmma: W split once per call, X split in registers (sm_90a)"});
+  r.add({"cuda.wgmma.resident", tune::Backend::cuda,
+         [](const LinearArgs& a) { return detail::linear_wgmma_resident_eligible(a); },
+         [](const LinearArgs& a, const Exec& e) { detail::linear_wgmma_resident_cuda(a, e); },
+         "the same products for K <= 128: W's n-tile resident in shared memory, persistent CTAs stream X (sm_90a)"});
 #endif
   r.set_heuristic([](const LinearArgs& a, const Device& d) -> std::string {
     if (!d.is_cuda()) return "reference";
 #ifdef TESSERA_WITH_WGMMA
+    if (detail::linear_wgmma_resident_eligible(a) && detail::linear_wgmma_resident_preferred(a, d.index))
+      return "cuda.wgmma.resident";
     if (detail::linear_wgmma_eligible(a))
       if (const int wgs = detail::linear_wgmma_preferred(a, d.index)) return "cuda.wgmma." + std::to_string(64 * wgs) + "x128";
 #endif
