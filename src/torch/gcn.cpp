@@ -35,7 +35,7 @@ void GCNConvImpl::reset_parameters() {
 }
 
 torch::Tensor GCNConvImpl::propagate(const torch::Tensor& x, const pt::Graph& g) {
-  auto h = pt::linears({lin}, x)[0];  // the Python layer's projection (projections.hpp)
+  auto h = pt::linear(lin, x);  // the Python layer's projection (projections.hpp)
   // + bias fused into the SpMM's one write of the output (a separate add re-reads and rewrites it)
   return pt::spmm(g, h, {}, bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt);
 }

@@ -57,6 +57,8 @@ std::vector<at::Tensor> linears(const std::vector<torch::nn::Linear>& lins, cons
   return stacked(lins, x);
 }
 
+at::Tensor linear(const torch::nn::Linear& lin, const at::Tensor& x) { return linears({lin}, x)[0]; }
+
 std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, at::Tensor>>& pairs) {
   std::vector<at::Tensor> out(pairs.size());
   std::vector<bool> done(pairs.size(), false);
@@ -80,7 +82,7 @@ at::Tensor linear_add(const torch::nn::Linear& lin, const at::Tensor& x, at::Ten
   if (tensor_cores(x) && same_dtype_2d(lin, x) && out.scalar_type() == x.scalar_type() && out.dim() == 2 &&
       out.size(0) == x.size(0) && out.size(1) == lin->weight.size(0))
     return call_linear(x, lin->weight, bias_of(lin), out);
-  return add_to_fresh(out, linears({lin}, x)[0]);
+  return add_to_fresh(out, linear(lin, x));
 }
 
 }  // namespace tessera::pt

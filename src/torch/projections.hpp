@@ -17,6 +17,8 @@ namespace tessera::pt {
 
 // [lin(x) for lin in lins].
 std::vector<at::Tensor> linears(const std::vector<torch::nn::Linear>& lins, const at::Tensor& x);
+// lin(x) by the same rules (the Python package's linear()).
+at::Tensor linear(const torch::nn::Linear& lin, const at::Tensor& x);
 
 // [lin(x) for (lin, x) in pairs]; the Linears reading one tensor go through one linears().
 std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, at::Tensor>>& pairs);

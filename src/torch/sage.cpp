@@ -75,8 +75,8 @@ torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Ten
 // The layer on checked inputs.
 torch::Tensor SAGEConvImpl::propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph) {
   // Projections as the Python layer's (projections.hpp: tessera's kernel on CUDA fp32).
-  const torch::Tensor src = options.project() ? torch::relu(pt::linears({lin}, x_src)[0]) : x_src;
-  auto out = pt::linears({lin_l}, sage_aggregate(graph, src, options.aggr()))[0];
+  const torch::Tensor src = options.project() ? torch::relu(pt::linear(lin, x_src)) : x_src;
+  auto out = pt::linear(lin_l, sage_aggregate(graph, src, options.aggr()));
   // + lin_r(x_dst) accumulated by the GEMM into lin_l's output (beta = 1): no second [N, out] buffer
   // and no separate add pass.
   if (options.root_weight() && x_dst.defined()) out = out.addmm_(x_dst, lin_r->weight.t());

@@ -97,7 +97,7 @@ AttentionWeights TransformerConvImpl::propagate(const torch::Tensor& x_src, cons
   if (!options.root_weight()) return {out, g, alpha};
   if (!lin_beta)  // out + lin_skip(x_dst): on CUDA fp32 one kernel
     return {early_skip ? pt::add_to_fresh(out, ys[3]) : pt::linear_add(lin_skip, x_dst, out), g, alpha};
-  const torch::Tensor x_r = early_skip ? ys[3] : pt::linears({lin_skip}, x_dst)[0];
+  const torch::Tensor x_r = early_skip ? ys[3] : pt::linear(lin_skip, x_dst);
   const auto b = torch::sigmoid(lin_beta->forward(torch::cat({out, x_r, out - x_r}, -1)));
   return {b * x_r + (1 - b) * out, g, alpha};
 }

@@ -185,32 +185,33 @@ void launch(const ops::LinearArgs& a, cudaStream_t s, const float* w_split, int 
   int64_t tiles = 0;
   const Params p = tessera::cuda::linear::params_for(a, T::BM, BN, tiles);
   if (tiles == 0) return;
-  TESSERA_CHECK(p.m <= std::numeric_limits<int32_t>::max() - T::BM, "linear: ", p.m,
-                " rows are too many for the wgmma tiles' 32-bit TMA coordinates");
-  // No K: no loads, Y is the bias (and R); the map is then never read.
-  const CUtensorMap x_map = p.k > 0 ? tessera::cuda::tma::map_2d(p.x, p.m, p.k, p.ldx, T::BM, kBK) : CUtensorMap{};
+  const CUtensorMap x_map = x_boxes(p, T::BM);  // without K: no loads, Y is the bias (and R)
   kernel<<<unsigned(tiles), T::kThreads, T::smem_bytes, s>>>(p, x_map, w_split, kp);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 
 }  // namespace
 
-size_t split_bytes(const ops::LinearArgs& a) {
-  const int64_t np = (a.n() + BN - 1) / BN * BN, kp = (a.X.cols + kBK - 1) / kBK * kBK;
-  return 2 * size_t(np) * size_t(kp) * sizeof(float);
+namespace {
+int padded_k(const ops::LinearArgs& a) { return int((a.X.cols + kBK - 1) / kBK * kBK); }
+int padded_n(const ops::LinearArgs& a) { return int((a.n() + BN - 1) / BN * BN); }
+}  // namespace
+
+SplitWeight::SplitWeight(const ops::LinearArgs& a, const Exec& exec)
+    : kp(padded_k(a)), split(exec, 2 * size_t(padded_n(a)) * size_t(kp) * sizeof(float)) {
+  const int n = int(a.n()), k = int(a.X.cols), np = padded_n(a);
+  TESSERA_CHECK(int64_t(np) * kp < (int64_t(1) << 31), "linear: a ", n, " x ", k, " weight is too large for the wgmma tiles");
+  if (kp == 0) return;
+  const int count = np * kp;
+  split_weight_kernel<<<unsigned((count + 255) / 256), 256, 0, tessera::cuda_stream(exec.stream)>>>(
+      a.W.as<const float>(), a.W.ld, n, k, a.w_transposed, split.as<uint32_t>(), np, kp);
+  TESSERA_CUDA_LAUNCH_CHECK();
 }
 
-int split_weight(const ops::LinearArgs& a, const Exec& exec, Scratch& split) {
-  const int n = int(a.n()), k = int(a.X.cols);
-  const int np = (n + BN - 1) / BN * BN, kp = (k + kBK - 1) / kBK * kBK;
-  TESSERA_CHECK(int64_t(np) * kp < (int64_t(1) << 31), "linear: a ", n, " x ", k, " weight is too large for the wgmma tiles");
-  if (kp > 0) {
-    const int count = np * kp;
-    split_weight_kernel<<<unsigned((count + 255) / 256), 256, 0, tessera::cuda_stream(exec.stream)>>>(
-        a.W.as<const float>(), a.W.ld, n, k, a.w_transposed, split.as<uint32_t>(), np, kp);
-    TESSERA_CUDA_LAUNCH_CHECK();
-  }
-  return kp;
+CUtensorMap x_boxes(const Params& p, int box_rows) {
+  TESSERA_CHECK(p.m <= std::numeric_limits<int32_t>::max() - box_rows, "linear: ", p.m,
+                " rows are too many for the wgmma tiles' 32-bit TMA coordinates");
+  return p.k > 0 ? tessera::cuda::tma::map_2d(p.x, p.m, p.k, p.ldx, box_rows, kBK) : CUtensorMap{};
 }
 
 }  // namespace tessera::cuda::linear_wgmma
@@ -245,14 +246,11 @@ int linear_wgmma_preferred(const LinearArgs& a, int device_index) {
 void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, int warpgroups) {
   namespace lw = tessera::cuda::linear_wgmma;
   const cudaStream_t s = cuda_stream(exec.stream);
-  // W's split copy: scratch from the caller's allocator, stream-ordered, so it is free to reuse once
-  // the product queued below has run.
-  Scratch split(exec, lw::split_bytes(a));
-  const int kp = lw::split_weight(a, exec, split);
-  const auto* w = split.as<const float>();
+  const lw::SplitWeight w(a, exec);
   const bool res = a.R.data != nullptr;
-  if (warpgroups == 1) return res ? lw::launch<1, true>(a, s, w, kp) : lw::launch<1, false>(a, s, w, kp);
-  return res ? lw::launch<2, true>(a, s, w, kp) : lw::launch<2, false>(a, s, w, kp);
+  if (warpgroups == 1)
+    return res ? lw::launch<1, true>(a, s, w.data(), w.kp) : lw::launch<1, false>(a, s, w.data(), w.kp);
+  return res ? lw::launch<2, true>(a, s, w.data(), w.kp) : lw::launch<2, false>(a, s, w.data(), w.kp);
 }
 
 }  // namespace tessera::ops::detail

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "cuda/ops/linear_launch.cuh"  // Params, kBK
+#include "cuda/sm90a/tma.cuh"    // CUtensorMap
 #include "cuda/sm90a/wgmma.cuh"
 #include "tessera/core/device.hpp"
 #include "tessera/ops/linear.hpp"
@@ -19,10 +20,19 @@ constexpr int BN = 128;            // the wgmma n: columns of Y per tile
 // shared stages are: for n-tile nt and step ks, block nt * (kp / 32) + ks is [BN][32] hi then
 // [BN][32] lo, swizzled (wgmma_layout::chunk_at), so one step of one n-tile is a contiguous 32 KB
 // and one n-tile's whole K is contiguous too. Rows past N and columns past K are zeros; each step's
-// columns are in wgmma_layout::slice_column order. Queued on exec's stream into `split`
-// (2 x np x kp floats, from split_bytes); returns kp, K rounded up to whole steps.
-size_t split_bytes(const ops::LinearArgs& a);
-int split_weight(const ops::LinearArgs& a, const Exec& exec, Scratch& split);
+// columns are in wgmma_layout::slice_column order. Built by the constructor, queued on exec's
+// stream into scratch from exec's allocator (stream-ordered: free to reuse once the product queued
+// after it has run).
+struct SplitWeight {
+  SplitWeight(const ops::LinearArgs& a, const Exec& exec);
+  int kp;         // K rounded up to whole steps of kBK
+  Scratch split;  // 2 x N rounded up to BN x kp tf32 values
+  const float* data() const { return split.as<const float>(); }
+};
+
+// X's TMA map in boxes of box_rows x kBK (zero-filled past M and K), after checking that its rows
+// fit the 32-bit TMA coordinates; none is needed (an empty map) without K.
+CUtensorMap x_boxes(const Params& p, int box_rows);
 
 #ifdef TESSERA_HAVE_WGMMA_CODE
 // Writes a warpgroup's accumulator as Y rows row0, row0 + 8 (this lane's: warp w of the group holds

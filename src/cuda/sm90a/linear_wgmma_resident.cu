@@ -28,7 +28,6 @@
 // 2^20 x 128 -> 512 1303 us against 1707, the tensor pipe 83.5% busy at the loaded clock (1.64 GHz).
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 
 #include "cuda/ops/linear_launch.cuh"  // Params, split_tf32, smem_u32, the launch helpers
 #include "cuda/sm90a/linear_wgmma.cuh"     // BN, the weight's split, the epilogue
@@ -170,12 +169,10 @@ void launch(const ops::LinearArgs& a, cudaStream_t s, const float* w_split, int 
   int64_t tiles = 0;
   const Params p = tessera::cuda::linear::params_for(a, kRows, BN, tiles);
   if (tiles == 0) return;
-  TESSERA_CHECK(p.m <= std::numeric_limits<int32_t>::max() - kRows, "linear: ", p.m,
-                " rows are too many for the wgmma tiles' 32-bit TMA coordinates");
   const int64_t m_tiles = (p.m + kRows - 1) / kRows;
   // Whole groups of n_tiles CTAs, at most one CTA a multiprocessor, none without a tile.
   const int64_t groups = std::min<int64_t>(cuda_multiprocessors(a.Y.device.index) / p.n_tiles, (m_tiles + WGS - 1) / WGS);
-  const CUtensorMap x_map = tessera::cuda::tma::map_2d(p.x, p.m, p.k, p.ldx, kRows, kBK);
+  const CUtensorMap x_map = x_boxes(p, kRows);
   kernel<<<unsigned(groups * p.n_tiles), 128 * WGS, smem_bytes(kp), s>>>(p, x_map, w_split, kp, int(m_tiles));
   TESSERA_CUDA_LAUNCH_CHECK();
 }
@@ -205,11 +202,8 @@ bool linear_wgmma_resident_preferred(const LinearArgs& a, int device_index) {
 void linear_wgmma_resident_cuda(const LinearArgs& a, const Exec& exec) {
   namespace lw = tessera::cuda::linear_wgmma;
   const cudaStream_t s = cuda_stream(exec.stream);
-  Scratch split(exec, lw::split_bytes(a));  // stream-ordered scratch: free once the product has run
-  const int kp = lw::split_weight(a, exec, split);
-  const auto* w = split.as<const float>();
-  const bool res = a.R.data != nullptr;
-  return res ? lw::launch<true>(a, s, w, kp) : lw::launch<false>(a, s, w, kp);
+  const lw::SplitWeight w(a, exec);
+  return a.R.data != nullptr ? lw::launch<true>(a, s, w.data(), w.kp) : lw::launch<false>(a, s, w.data(), w.kp);
 }
 
 }  // namespace tessera::ops::detail
