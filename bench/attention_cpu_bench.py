@@ -20,29 +20,6 @@ import torch
 import bench_common as bc
 
 
-def _status_kb(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def peak_rss_growth_mib(fn):
-    """Peak resident memory above the current one while fn runs (Linux: VmHWM reset through
-    /proc/self/clear_refs); None where that is not available. tessera's kept output blocks
-    (src/torch/outputs.hpp) are returned first, so what fn allocates counts as it would fresh."""
-    torch.ops.tessera.release_cached_outputs()
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return None
-    base = _status_kb("VmRSS")
-    fn()
-    return (_status_kb("VmHWM") - base) / 1024.0
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--spec", default="rmat:scale=16,degree=16,seed=1")
@@ -96,7 +73,7 @@ def main():
                 f(xg).backward(gy)
 
             fb = bc.median_ms_cpu(fwd_bwd, warmup=1, reps=a.reps)  # steady state, as a training loop runs
-            peak = peak_rss_growth_mib(fwd_bwd)
+            peak = bc.peak_rss_growth_mib(fwd_bwd)
             res[who] = {"forward_ms": fwd, "forward_backward_ms": fb, "forward_backward_peak_rss_growth_mib": peak}
             print(f"  {name:11s} {who:20s} forward {fwd:9.1f} ms  forward+backward {fb:9.1f} ms  "
                   f"peak +{peak if peak is not None else float('nan'):.0f} MiB")

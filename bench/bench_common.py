@@ -171,6 +171,29 @@ def peak_bytes_cuda(fn) -> int:
     return torch.cuda.max_memory_allocated() - base
 
 
+def _status_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def peak_rss_growth_mib(fn):
+    """Peak resident memory above the current one while fn runs (Linux: VmHWM reset through
+    /proc/self/clear_refs); None where that is not available. tessera's kept output blocks
+    (src/torch/outputs.hpp) are returned first, so what fn allocates counts as it would fresh."""
+    torch.ops.tessera.release_cached_outputs()
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return None
+    base = _status_kb("VmRSS")
+    fn()
+    return (_status_kb("VmHWM") - base) / 1024.0
+
+
 # The layer benchmarks' minimum of measured time per timing (median_ms_cuda's min_ms): small graphs
 # then take ~100-400 calls, so their host-bound medians repeat between runs.
 LAYER_MIN_MS = 200.0

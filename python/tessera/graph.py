@@ -59,6 +59,7 @@ class Graph:
         self._transpose = None
         self._t_values = None  # (values tensor, its version, values[perm])
         self._normalized = {}
+        self._nonempty = None  # memo of nonempty_rows()
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -118,6 +119,14 @@ class Graph:
             t_rowptr, t_col, perm = _ops.csr_transpose(self.rowptr, self.col, self.cols)
             self._transpose = (t_rowptr, t_col, perm, int(_ops.new_graph_id()))
         return self._transpose
+
+    def nonempty_rows(self) -> Optional[Tensor]:
+        """None when every row has an entry, else a float32 [rows, 1] mask, 1 on the rows that have
+        one (memoized: the answer costs one device-to-host copy per graph)."""
+        if self._nonempty is None:
+            mask = self.rowptr[1:] != self.rowptr[:-1]
+            self._nonempty = (bool(mask.all()), mask.view(-1, 1).float())
+        return None if self._nonempty[0] else self._nonempty[1]
 
     def transposed_values(self) -> Optional[Tensor]:
         """The graph's own values in the transpose's entry order (values[perm]), memoized while the

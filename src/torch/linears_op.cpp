@@ -39,6 +39,7 @@
 
 #include <vector>
 
+#include "bias_list.hpp"
 #include "boundary.hpp"
 #include "column_blocks.hpp"
 #include "linear_op.hpp"
@@ -49,8 +50,6 @@
 namespace tessera::pt {
 
 namespace {
-
-using OptTensorList = c10::List<c10::optional<at::Tensor>>;
 
 void check_args(const at::Tensor& x, at::TensorList weights, size_t n_biases) {
   TESSERA_CHECK(x.defined() && x.dim() == 2, "linears: x must be 2-D (rows x in_features), got shape ",
@@ -117,15 +116,6 @@ std::vector<at::Tensor> forward_impl(const at::Tensor& x, at::TensorList weights
   return column_blocks(stacked(x, weights, biases, width), widths);
 }
 
-std::vector<at::Tensor> to_vector(const OptTensorList& biases) {
-  std::vector<at::Tensor> out;
-  for (size_t i = 0; i < biases.size(); ++i) {
-    const c10::optional<at::Tensor> b = biases.get(i);
-    out.push_back(b.has_value() ? *b : at::Tensor());
-  }
-  return out;
-}
-
 std::vector<at::Tensor> linears_kernel(const at::Tensor& x, at::TensorList weights, const OptTensorList& biases) {
   check_args(x, weights, biases.size());
   const std::vector<at::Tensor> bs = to_vector(biases);
@@ -139,9 +129,7 @@ std::vector<at::Tensor> call_linears(const at::Tensor& x, at::TensorList weights
   static auto op = c10::Dispatcher::singleton()
                        .findSchemaOrThrow("tessera::linears", "")
                        .typed<std::vector<at::Tensor>(const at::Tensor&, at::TensorList, const OptTensorList&)>();
-  OptTensorList biases;
-  for (const at::Tensor& b : bs) biases.push_back(b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt);
-  return op.call(x, weights, biases);
+  return op.call(x, weights, to_optional_list(bs));
 }
 
 namespace {
@@ -155,12 +143,11 @@ class LinearsFunction : public torch::autograd::Function<LinearsFunction> {
                                                 const c10::List<bool>& has_bias) {
     at::AutoDispatchBelowADInplaceOrView below;
     ctx->set_materialize_grads(false);  // a projection whose output gets no gradient: nothing to add
-    std::vector<at::Tensor> saved{x}, bs;
+    std::vector<at::Tensor> saved{x};
     saved.insert(saved.end(), weights.begin(), weights.end());
     ctx->save_for_backward(saved);
     ctx->saved_data["has_bias"] = has_bias;
-    for (size_t i = 0, j = 0; i < weights.size(); ++i) bs.push_back(has_bias.get(i) ? biases[j++] : at::Tensor());
-    return call_linears(x, weights, bs);
+    return call_linears(x, weights, all_biases(biases, has_bias));
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -217,13 +204,8 @@ std::vector<at::Tensor> linears_autograd(const at::Tensor& x, at::TensorList wei
     at::AutoDispatchBelowADInplaceOrView below;
     return call_linears(x, weights, bs);
   }
-  std::vector<at::Tensor> present;
-  c10::List<bool> has_bias;
-  for (const at::Tensor& b : bs) {
-    has_bias.push_back(b.defined());
-    if (b.defined()) present.push_back(b);
-  }
-  return LinearsFunction::apply(x, weights, at::TensorList(present), has_bias);
+  const PresentBiases p = present_biases(bs);
+  return LinearsFunction::apply(x, weights, at::TensorList(p.present), p.has_bias);
 }
 
 }  // namespace

@@ -71,6 +71,54 @@ def test_transformer_matches_pyg_semantics(seed, heads, channels, concat, beta, 
     torch.testing.assert_close(alpha, ref.transformer_conv(mod, x, ei)[2], rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("heads,channels,concat,beta,root,bipartite", [
+    (1, 12, True, False, True, False), (3, 16, True, True, True, False), (2, 14, False, False, True, True),
+    (4, 11, True, False, False, True)])
+def test_transformer_folded_matches_pyg_semantics(seed, heads, channels, concat, beta, root, bipartite, monkeypatch):
+    """The folded form (TransformerConv._folded_attention, forced): outputs, every parameter gradient
+    (lin_key.bias: zero, PyG's is rounding noise) and attention weights, on graphs with empty rows and
+    duplicate edges."""
+    import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", "1")
+    n_src, n_dst = (40, 30) if bipartite else (50, 50)
+    mod = TransformerConv((10, 7) if bipartite else 10, channels, heads=heads, concat=concat, beta=beta,
+                          root_weight=root).double()
+    x = (torch.randn(n_src, 10, dtype=torch.float64), torch.randn(n_dst, 7, dtype=torch.float64)) if bipartite \
+        else torch.randn(n_src, 10, dtype=torch.float64)
+    ei = random_edges(n_src, n_dst, 200)
+    assert bool((torch.bincount(ei[1], minlength=n_dst) == 0).any())  # an empty row: no b_v there
+    check_module(mod, ref.transformer_conv, x, ei, 1e-9)
+    _, (_, alpha) = mod(x, ei, return_attention_weights=True)
+    torch.testing.assert_close(alpha, ref.transformer_conv(mod, x, ei)[2], rtol=1e-9, atol=1e-12)
+
+
+def test_transformer_folds_where_heads_are_wider_than_the_input(seed, monkeypatch):
+    """On the CPU the folded form runs where C > K and not with dropout in training; forced off,
+    the unfolded one; both give PyG's semantics (float32 tolerance)."""
+    import tessera.nn.transformer as transformer
+    calls = []
+    real = TransformerConv._folded_attention
+    monkeypatch.setattr(TransformerConv, "_folded_attention", lambda *a: calls.append(1) or real(*a))
+    x = torch.randn(60, 8)
+    ei = random_edges(60, 60, 300)
+    wide, narrow = TransformerConv(8, 16, heads=2), TransformerConv(8, 8, heads=2)
+    for mod, folds in ((wide, True), (narrow, False)):
+        calls.clear()
+        check_module(mod, ref.transformer_conv, x, ei, 1e-4)
+        assert bool(calls) == folds
+    calls.clear()
+    monkeypatch.setattr(transformer, "_FOLD", "0")
+    check_module(wide, ref.transformer_conv, x, ei, 1e-4)
+    assert not calls
+    monkeypatch.setattr(transformer, "_FOLD", "1")
+    dropping = TransformerConv(8, 16, heads=2, dropout=0.5).train()
+    dropping(x, ei)
+    assert not calls  # training with dropout: the value bias would need each row's sum of alpha
+    dropping.eval()
+    dropping(x, ei)
+    assert calls
+
+
 def test_float32_layers_match_within_float_tolerance(seed):
     x = torch.randn(80, 16)
     ei = random_edges(80, 80, 500)
@@ -434,10 +482,13 @@ def test_constructor_arguments_are_checked(cls):
             cls(bad, 4)
 
 
-@pytest.mark.parametrize("cls_name,edge_dim", [("GATv2Conv", None), ("TransformerConv", None),
-                                               ("GATv2Conv", 3), ("TransformerConv", 3)])
-def test_against_pyg_when_installed(seed, cls_name, edge_dim):
+@pytest.mark.parametrize("cls_name,edge_dim,fold", [("GATv2Conv", None, ""), ("TransformerConv", None, ""),
+                                                    ("GATv2Conv", 3, ""), ("TransformerConv", 3, ""),
+                                                    ("TransformerConv", None, "1")])
+def test_against_pyg_when_installed(seed, cls_name, edge_dim, fold, monkeypatch):
     pyg = pytest.importorskip("torch_geometric.nn")
+    import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", fold)  # "1": the folded TransformerConv, on the GPU too
     device = "cuda" if torch.cuda.is_available() else "cpu"
     ours = getattr(tessera.nn, cls_name)(16, 8, heads=4, edge_dim=edge_dim).to(device)
     theirs = getattr(pyg, cls_name)(16, 8, heads=4, edge_dim=edge_dim).to(device)

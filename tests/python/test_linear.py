@@ -114,6 +114,41 @@ def test_linears_op_bad_input_names_the_problem():
         ops.linears(x, [], [])
 
 
+def test_linear_blocks_is_the_concatenated_linears_and_differentiable(seed):
+    """tessera.linear_blocks(xs, ws, bs) = cat([x w^T + b], 1), each block written in place (large
+    enough for the ops' output memory too), and its gradients are those of the concatenation."""
+    for rows, widths in ((37, (5, 3, 4)), (70000, (24, 40))):
+        xs = [torch.randn(rows, k, dtype=torch.float64, requires_grad=True) for k in widths[:2]]
+        ws = [torch.randn(n, x.size(1), dtype=torch.float64, requires_grad=True) for n, x in zip((6, 9), xs)]
+        bs = [torch.randn(6, dtype=torch.float64, requires_grad=True), None]
+        y = torch.ops.tessera.linear_blocks(xs, ws, bs)
+        want = torch.cat([torch.nn.functional.linear(x, w, b) for x, w, b in zip(xs, ws, bs)], 1)
+        torch.testing.assert_close(y, want, rtol=1e-12, atol=1e-12)
+        g = torch.randn_like(y)
+        got = torch.autograd.grad((y * g).sum(), xs + ws + bs[:1])
+        ref = torch.autograd.grad((want * g).sum(), xs + ws + bs[:1])
+        for u, v in zip(got, ref):
+            torch.testing.assert_close(u, v, rtol=1e-10, atol=1e-10)
+    small = [torch.randn(6, 3, dtype=torch.float64, requires_grad=True), torch.randn(6, 2, dtype=torch.float64)]
+    weights = [torch.randn(4, 3, dtype=torch.float64, requires_grad=True),
+               torch.randn(2, 2, dtype=torch.float64, requires_grad=True)]
+    assert torch.autograd.gradcheck(lambda a, w0, w1, b: torch.ops.tessera.linear_blocks([a, small[1]], [w0, w1], [b, None]),
+                                    (small[0], weights[0], weights[1], torch.randn(4, dtype=torch.float64,
+                                                                                   requires_grad=True)))
+
+
+def test_linear_blocks_bad_input_names_the_problem():
+    x, w = torch.randn(5, 3), torch.randn(4, 3)
+    with pytest.raises(RuntimeError, match="linear_blocks: 2 inputs, 1 weights and 1 biases"):
+        torch.ops.tessera.linear_blocks([x, x], [w], [None])
+    with pytest.raises(RuntimeError, match="linear_blocks: input 1 must be 2-D with 5 rows"):
+        torch.ops.tessera.linear_blocks([x, torch.randn(6, 3)], [w, w], [None, None])
+    with pytest.raises(RuntimeError, match=r"linear_blocks: weight 0 must be \[out_features, 3\]"):
+        torch.ops.tessera.linear_blocks([x], [torch.randn(4, 2)], [None])
+    with pytest.raises(RuntimeError, match=r"linear_blocks: bias 0 must be a \[4\] Float tensor"):
+        torch.ops.tessera.linear_blocks([x], [w], [torch.randn(3)])
+
+
 def test_bad_input_names_the_problem():
     with pytest.raises(RuntimeError, match=r"weight must be \[out_features, 8\]"):
         ops.linear(torch.randn(5, 8), torch.randn(3, 7))
@@ -165,6 +200,28 @@ def test_cuda_fp32_matches_double(seed, m, n, k):
     # summation orders, e.g. torch's sum(0) and the gemv behind column_sums, differ by more than
     # assert_close's fp32 defaults at m = 4099).
     assert bool(((b.grad.double() - gy.double().sum(0)).abs() <= gy.double().abs().sum(0) * m * 2.0 ** -24).all())
+
+
+@needs_cuda
+def test_linear_blocks_cuda_fp32_matches_double(seed):
+    """Each block of tessera.linear_blocks on CUDA fp32 (tessera's kernel writing its column block of
+    the output, or torch's where the kernel declines: an odd width) within the kernel's fp32-level
+    bound, and its gradients: dx_i = dy_i w_i through the same kernel, dw_i = dy_i^T x_i."""
+    m = 3000
+    xs = [torch.randn(m, k, device="cuda", requires_grad=True) for k in (128, 64, 20)]
+    ws = [torch.randn(n, x.size(1), device="cuda", requires_grad=True) for n, x in zip((256, 36, 7), xs)]
+    bs = [torch.randn(256, device="cuda"), None, torch.randn(7, device="cuda")]
+    y = ops.linear_blocks(xs, ws, bs)
+    gy = torch.randn_like(y)
+    y.backward(gy)
+    at = 0
+    for x, w, b in zip(xs, ws, bs):
+        n = w.size(0)
+        _fp32_level(y[:, at:at + n], x, w, b)
+        g = gy[:, at:at + n]
+        _fp32_level(x.grad, g, w.t(), None)
+        _fp32_level(w.grad, g.t(), x.detach().t(), None)
+        at += n
 
 
 @needs_cuda

@@ -109,6 +109,30 @@ def linear(lin: torch.nn.Linear, x: Tensor) -> Tensor:
     return linears([lin], x)[0]
 
 
+def _torch_tf32(x: Tensor) -> bool:
+    """A CUDA fp32 tensor whose products the user allowed in TF32: torch's linear gives them that."""
+    return x.is_cuda and x.dtype == torch.float32 and not _fp32_exact()
+
+
+def products(x: Tensor, weights, biases):
+    """[x w^T + b for w, b in zip(weights, biases)] for weights the layer derives from its parameters
+    (no Linear of their own): one tessera.linears op, whose outputs are column blocks of one buffer
+    (on CUDA fp32 tessera's tf32x3 kernel per block; on the CPU one GEMM into the ops' output
+    memory), unless the user allowed TF32 (then torch's linear, as linears() does)."""
+    if _torch_tf32(x):
+        return [torch.nn.functional.linear(x, w, b) for w, b in zip(weights, biases)]
+    return list(_ops.linears(x, list(weights), list(biases)))
+
+
+def products_side_by_side(xs, weights, biases) -> Tensor:
+    """cat([x w^T + b for x, w, b in zip(xs, weights, biases)], 1) without the concatenation: each
+    product written into its column block of one buffer (tessera.linear_blocks,
+    src/torch/linear_blocks_op.cpp), on the kernels products() uses."""
+    if _torch_tf32(xs[0]):
+        return torch.cat([torch.nn.functional.linear(x, w, b) for x, w, b in zip(xs, weights, biases)], dim=1)
+    return _ops.linear_blocks(list(xs), list(weights), list(biases))
+
+
 def project(pairs):
     """[lin(x) for lin, x in pairs], the Linears that read the same tensor through one linears()."""
     groups = {}

@@ -9,6 +9,11 @@ added); dropout on alpha; out_i = sum_j alpha_ij v_j; concat or mean; root_weigh
 lin_skip(x_dst), gated by beta = sigmoid(lin_beta([out, x_r, out - x_r])) when beta=True.
 Attention weights (return_attention_weights) are returned before dropout, as PyG does.
 
+Folded form (TransformerConv._folded_attention): without edge features, and not with dropout in
+training, the layer can make no q, k or v at all. Per head it attends over x_src itself with the
+query (W_k,h^T W_q,h) x_dst + W_k,h^T b_q,h and applies W_v,h after the aggregation. That is less
+work wherever the head width C exceeds the input width K; the CPU takes it there.
+
 Edge features (``edge_dim``/``edge_attr``): e = lin_edge(edge_attr) (no bias) is added to k_j and
 v_j as PyG does. The fused kernels (CPU and CUDA) project each edge's features where they use them:
 no E x H x C tensor, in forward or backward.
@@ -20,16 +25,22 @@ weights come back as PyG 2.8 returns them: (adj_t itself, alpha [nnz, H] in its 
 Not supported (raises): lazy in_channels (-1); edge_attr with a sparse adjacency;
 return_attention_weights with a torch_sparse.SparseTensor.
 """
+import math
+import os
 from typing import Optional, Tuple, Union
 
 import torch
 from torch import Tensor
 
 from ..graph import Graph, GraphCache, is_sparse_adjacency
-from ._linear import add_to_fresh, linear, linear_add, project
+from ._linear import add_to_fresh, linear, linear_add, products, products_side_by_side, project
 from ._inputs import layer_inputs, node_feature_pair
 from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_attention_request, fused_attention,
                     sparse_adjacency_graph)
+
+
+# TESSERA_TRANSFORMER_FOLD=1 / 0 forces the folded form on or off (TransformerConv._folds).
+_FOLD = os.environ.get("TESSERA_TRANSFORMER_FOLD", "")
 
 
 class TransformerConv(torch.nn.Module):
@@ -74,7 +85,6 @@ class TransformerConv(torch.nn.Module):
         want_alpha = bool(return_attention_weights)
         check_sparse_attention_request("TransformerConv", edge_index, edge_attr, want_alpha)
         x = node_feature_pair("TransformerConv", x, self.in_channels)
-        query, key, value, x_r = self._project(x)
         ea = edge_weight = None
         if edge_attr is not None:
             if not isinstance(edge_index, Tensor):
@@ -84,7 +94,9 @@ class TransformerConv(torch.nn.Module):
                 raise ValueError(f"TransformerConv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
                                  f"{edge_index.size(1)} edges")
             ea, edge_weight = (edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr), self.lin_edge.weight
-        n_dst, n_src = query.size(0), key.size(0)
+        fold = ea is None and self._folds(x[0])
+        query, key, value, x_r = self._project(x, fold)
+        n_dst, n_src = query.size(0), x[0].size(0)
         if isinstance(edge_index, Graph):
             g = AttentionGraph.of(edge_index)
         elif is_sparse_adjacency(edge_index):
@@ -98,25 +110,91 @@ class TransformerConv(torch.nn.Module):
                             f"tessera.Graph, got {type(edge_index).__name__}")
         if ea is not None:
             ea = g.entry_features(ea)  # into the CSR's entry order
-        out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
-                                     self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
-                                     edge_weight=edge_weight)
+        if fold:
+            out, alpha = self._folded_attention(g, query, x[0], want_alpha)
+        else:
+            out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
+                                         self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
+                                         edge_weight=edge_weight)
         attention = g.attention_weights(alpha) if want_alpha else None
         if attention is not None and is_sparse_adjacency(edge_index):
             # PyG 2.8 returns a sparse adj_t itself (its values untouched) and alpha in its CSR order.
             attention = (edge_index, attention[1])
         return self._finish(out, x, attention, x_r)
 
-    def _project(self, x):
+    def _folds(self, x_src: Tensor) -> bool:
+        """Whether this call takes the folded form (_folded_attention): the caller has checked that
+        there are no edge features. Not with dropout in training (the value bias needs each row's
+        sum of alpha, which is 1 only without dropout). TESSERA_TRANSFORMER_FOLD=1 or 0 forces it
+        either way where it can run (for A/B measurements); else on the CPU where the head width C
+        exceeds the input width K, where it does less work per edge and in the projections
+        (bench/results/transformer_fold_cpu_20261205.*: 2x256 at K = 128 1.31-1.52x faster; at
+        C = K and C < K it loses). On CUDA it waits for its measurement."""
+        if self.training and self.dropout > 0:
+            return False
+        forced = _FOLD
+        if forced in ("0", "1"):
+            return forced == "1"
+        return x_src.is_cpu and x_src.size(-1) < self.out_channels
+
+    def _project(self, x, fold: bool):
         """q, k, v, and on the CPU the skip projection too (there the ones reading one tensor are one
         autograd node: tessera.nn._linear.project); elsewhere the skip waits for _finish, so it is
-        not alive during the attention."""
+        not alive during the attention. Folded (_folded_attention), no q, k or v: x_dst as the query."""
         early_skip = self.root_weight and x[1].device.type == "cpu"
+        if fold:
+            return x[1], None, None, linear(self.lin_skip, x[1]) if early_skip else None
         pairs = [(self.lin_query, x[1]), (self.lin_key, x[0]), (self.lin_value, x[0])]
         if early_skip:
             pairs.append((self.lin_skip, x[1]))
         outs = project(pairs)
         return outs[0], outs[1], outs[2], outs[3] if early_skip else None
+
+    def _folded_attention(self, g: AttentionGraph, x_dst: Tensor, x_src: Tensor, want_alpha: bool):
+        """The attention with lin_query, lin_key and lin_value folded into per-head operators on
+        the inputs, so no q, k or v is made. Per head h (C channels, W_q,h and W_k,h [C, K] blocks of
+        rows, the inputs' widths K_dst and K):
+          <q_i, k_j> = (M_h x_dst[i] + c_h) . x_src[j] + q_i . b_k,h,  M_h = W_k,h^T W_q,h [K, K_dst],
+          c_h = W_k,h^T b_q,h; the last term is the same for every entry of row i, which the softmax
+          cancels (b_k gets a zero gradient, as it has in exact arithmetic);
+          sum_j alpha_ij v_j = W_v,h (sum_j alpha_ij x_src[j]) + b_v,h on a row with entries.
+        So each head is one attention over the K-wide x_src (as key and value, scale 1/sqrt(C)) with
+        the K-wide query M_h x_dst + c_h, and a [N_dst, K] x [K, C] product after it. Per edge and head
+        it reads K values and does 2K multiply-adds where the unfolded form reads 2C and does 2C;
+        the products are [N, K_dst] x [K_dst, K] and [N, K] x [K, C] per head, against
+        [N, K] x [K, C] three times. Rounding differs from the unfolded form's at fp32 level."""
+        H, C = self.heads, self.out_channels
+        k_src = x_src.size(-1)
+        w_k = self.lin_key.weight.view(H, C, k_src)
+        w_q = self.lin_query.weight.view(H, C, x_dst.size(-1))
+        w_v = self.lin_value.weight.view(H, C, k_src)
+        # The folded operators in fp32 at least, rounded once to the inputs' dtype.
+        wide = torch.promote_types(x_dst.dtype, torch.float32)
+        w_kt = w_k.transpose(1, 2).to(wide)
+        m = torch.bmm(w_kt, w_q.to(wide)).to(x_dst.dtype)                # [H, K, K_dst]
+        b_q, b_k, b_v = self.lin_query.bias, self.lin_key.bias, self.lin_value.bias
+        c = [None] * H
+        if b_q is not None:
+            c = torch.bmm(w_kt, b_q.view(H, C, 1).to(wide)).view(H, k_src).to(x_dst.dtype).unbind(0)
+        if b_v is not None and b_k is not None and b_k.requires_grad and torch.is_grad_enabled():
+            b_v = b_v + 0 * b_k  # b_k's exact zero gradient, so that an optimizer sees it as PyG's
+        queries = products(x_dst, m.unbind(0), c)  # column blocks of one buffer
+        aggs, alphas = [], []
+        for query in queries:
+            agg, alpha = fused_attention("transformer", g, query, x_src, x_src, None, 1, 0.2, 1.0 / math.sqrt(C),
+                                         self.dropout, self.training, want_alpha, alpha_after_dropout=False)
+            aggs.append(agg)
+            alphas.append(alpha)
+        # b_v goes to the rows with entries only (an empty row's sum is 0): inside the products when
+        # every row has one, else as a rank-1 update mask b_v^T, whose backward is a product with
+        # the mask (a [N, H*C] masked copy of the gradient cost 27 ms a call on the development machine).
+        mask = g.graph.nonempty_rows() if b_v is not None else None
+        fused = b_v.view(H, C).unbind(0) if b_v is not None and mask is None else [None] * H
+        out = products_side_by_side(aggs, w_v.unbind(0), fused)
+        del aggs
+        if mask is not None:
+            out = out.addmm_(mask.to(out.dtype), b_v.view(1, -1))
+        return out, (torch.cat(alphas, dim=1) if want_alpha else None)
 
     def _finish(self, out: Tensor, x, attention, x_r: Optional[Tensor] = None):
         H, C = self.heads, self.out_channels
