@@ -19,6 +19,8 @@ struct Graph::State {
   torch::Tensor t_values;                          // values[transpose->perm] at version t_values_version
   int64_t t_values_version = -1;
   std::map<std::string, Graph> normalized;         // key: self_loops|fill|dtype
+  bool nonempty_known = false;                     // memo of nonempty_rows()
+  torch::Tensor nonempty;                          // its answer (undefined: no empty row)
 };
 
 Graph Graph::from_csr(torch::Tensor rowptr, torch::Tensor col, c10::optional<torch::Tensor> values,
@@ -110,6 +112,18 @@ const Graph::Transpose& Graph::transpose() const {
     s_->transpose = std::make_unique<Transpose>(Transpose{rp, c, perm, new_graph_id()});
   }
   return *s_->transpose;
+}
+
+torch::Tensor Graph::nonempty_rows() const {
+  TESSERA_GRAPH_STATE();
+  std::lock_guard<std::mutex> lock(s_->mu);
+  if (!s_->nonempty_known) {
+    const int64_t n = s_->rows;
+    const torch::Tensor mask = s_->rowptr.slice(0, 1, n + 1) != s_->rowptr.slice(0, 0, n);
+    if (!mask.all().item<bool>()) s_->nonempty = mask.view({-1, 1}).to(torch::kFloat);
+    s_->nonempty_known = true;
+  }
+  return s_->nonempty;
 }
 
 torch::Tensor Graph::transposed_values() const {

@@ -86,12 +86,16 @@ at::Tensor linear_blocks_kernel(at::TensorList xs, at::TensorList weights, const
   return forward_impl(xs, weights, bs);
 }
 
+}  // namespace
+
 at::Tensor call_linear_blocks(at::TensorList xs, at::TensorList weights, const std::vector<at::Tensor>& bs) {
   static auto op = c10::Dispatcher::singleton()
                        .findSchemaOrThrow("tessera::linear_blocks", "")
                        .typed<at::Tensor(at::TensorList, at::TensorList, const OptTensorList&)>();
   return op.call(xs, weights, to_optional_list(bs));
 }
+
+namespace {
 
 // Inputs: the k inputs, the k weights, the biases that exist (autograd takes no undefined tensor
 // as an input), and which blocks have them.

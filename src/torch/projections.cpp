@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "attention_op.hpp"  // add_to_fresh
-#include "linear_op.hpp"     // call_linear, call_linears
+#include "linear_op.hpp"     // call_linear, call_linears, call_linear_blocks
 #include "outputs.hpp"       // huge_output_min_bytes
 
 namespace tessera::pt {
@@ -58,6 +58,29 @@ std::vector<at::Tensor> linears(const std::vector<torch::nn::Linear>& lins, cons
 }
 
 at::Tensor linear(const torch::nn::Linear& lin, const at::Tensor& x) { return linears({lin}, x)[0]; }
+
+namespace {
+// A CUDA fp32 tensor whose products the user allowed in TF32: at::linear gives them that.
+bool torch_tf32(const at::Tensor& x) {
+  return x.is_cuda() && x.scalar_type() == at::kFloat && at::globalContext().allowTF32CuBLAS();
+}
+}  // namespace
+
+std::vector<at::Tensor> products(const at::Tensor& x, const std::vector<at::Tensor>& weights,
+                                 const std::vector<at::Tensor>& biases) {
+  if (!torch_tf32(x)) return call_linears(x, weights, biases);
+  std::vector<at::Tensor> out;
+  for (size_t i = 0; i < weights.size(); ++i) out.push_back(at::linear(x, weights[i], biases[i]));
+  return out;
+}
+
+at::Tensor products_side_by_side(const std::vector<at::Tensor>& xs, const std::vector<at::Tensor>& weights,
+                                 const std::vector<at::Tensor>& biases) {
+  if (!torch_tf32(xs.at(0))) return call_linear_blocks(xs, weights, biases);
+  std::vector<at::Tensor> out;
+  for (size_t i = 0; i < xs.size(); ++i) out.push_back(at::linear(xs[i], weights[i], biases[i]));
+  return at::cat(out, 1);
+}
 
 std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, at::Tensor>>& pairs) {
   std::vector<at::Tensor> out(pairs.size());

@@ -23,6 +23,16 @@ at::Tensor linear(const torch::nn::Linear& lin, const at::Tensor& x);
 // [lin(x) for (lin, x) in pairs]; the Linears reading one tensor go through one linears().
 std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, at::Tensor>>& pairs);
 
+// [x w^T + b for (w, b)] for weights a layer derives from its parameters (no Linear of their own;
+// b may be undefined): one tessera::linears (its outputs are column blocks of one buffer), unless
+// the user allowed TF32 on CUDA fp32 (then at::linear, cuBLAS's TF32, as for a Linear).
+std::vector<at::Tensor> products(const at::Tensor& x, const std::vector<at::Tensor>& weights,
+                                 const std::vector<at::Tensor>& biases);
+// cat([x_i w_i^T + b_i], 1) without the concatenation: tessera::linear_blocks writes each product
+// into its column block of one output (linear_blocks_op.cpp), by the same rule.
+at::Tensor products_side_by_side(const std::vector<at::Tensor>& xs, const std::vector<at::Tensor>& weights,
+                                 const std::vector<at::Tensor>& biases);
+
 // out + lin(x) for an `out` the layer just made (see add_to_fresh, attention_op.hpp): on CUDA fp32
 // (the rule above) one tessera::linear with `out` as its residual, the projection and the sum in
 // one kernel, so no [rows, out_features] projection is written and read back.

@@ -2,6 +2,9 @@
 #include "tessera/torch/transformer.hpp"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -71,6 +74,70 @@ AttentionWeights TransformerConvImpl::forward_with_attention(const torch::Tensor
   return propagate(x_src, x_dst, g, edge_attr, true);
 }
 
+namespace {
+
+// TESSERA_TRANSFORMER_FOLD=1 / 0 (read once) forces the folded form on or off where it can run, as
+// in the Python layer (for A/B measurements); -1: the rule.
+int forced_fold() {
+  static const int forced = [] {
+    const char* e = std::getenv("TESSERA_TRANSFORMER_FOLD");
+    return e && std::strcmp(e, "1") == 0 ? 1 : e && std::strcmp(e, "0") == 0 ? 0 : -1;
+  }();
+  return forced;
+}
+
+// Whether a call takes the folded form, the Python layer's rule (TransformerConv._folds): no edge
+// features, no dropout in training (the value bias needs each row's sum of alpha, 1 only without
+// dropout); then on the CPU where the head width C exceeds the input width K (measured:
+// bench/results/transformer_fold_cpu_20261205.*). On CUDA it waits for its measurement.
+bool folds(const TransformerConvImpl& m, const torch::Tensor& x_src, bool edge_features) {
+  if (edge_features || (m.is_training() && m.options.dropout() > 0)) return false;
+  if (forced_fold() >= 0) return forced_fold() == 1;
+  return x_src.is_cpu() && x_src.size(1) < m.options.out_channels();
+}
+
+// The attention with lin_query, lin_key and lin_value folded into per-head operators on the inputs
+// (the Python layer's TransformerConv._folded_attention has the derivation): per head h, the query
+// M_h x_dst + c_h (M_h = W_k,h^T W_q,h, c_h = W_k,h^T b_q,h), one attention over x_src as key and
+// value at scale 1/sqrt(C), then W_v,h and b_v,h; b_v only on rows with entries, b_k an exact zero
+// gradient. Returns (out [N_dst, H*C], alpha [nnz, H] or undefined).
+std::pair<torch::Tensor, torch::Tensor> folded_attention(const TransformerConvImpl& m, const pt::AttentionGraph& ag,
+                                                         const pt::Graph& g, const torch::Tensor& x_dst,
+                                                         const torch::Tensor& x_src, bool want_alpha) {
+  const int64_t H = m.options.heads(), C = m.options.out_channels(), K = x_src.size(1);
+  const auto w_k = m.lin_key->weight.view({H, C, K}), w_v = m.lin_value->weight.view({H, C, K});
+  const auto w_q = m.lin_query->weight.view({H, C, x_dst.size(1)});
+  // The folded operators in fp32 at least, rounded once to the inputs' dtype.
+  const auto wide = at::promote_types(x_dst.scalar_type(), torch::kFloat);
+  const auto w_kt = w_k.transpose(1, 2).to(wide);
+  const auto folded = torch::bmm(w_kt, w_q.to(wide)).to(x_dst.scalar_type());  // [H, K, K_dst]
+  std::vector<torch::Tensor> ms = folded.unbind(0), cs(H), bvs(H), aggs, alphas;
+  const torch::Tensor &b_q = m.lin_query->bias, &b_k = m.lin_key->bias;
+  if (b_q.defined()) cs = torch::bmm(w_kt, b_q.view({H, C, 1}).to(wide)).view({H, K}).to(x_dst.scalar_type()).unbind(0);
+  torch::Tensor b_v = m.lin_value->bias;
+  if (b_v.defined() && b_k.defined() && b_k.requires_grad() && torch::GradMode::is_enabled())
+    b_v = b_v + 0 * b_k;  // b_k's exact zero gradient, so that an optimizer sees it as PyG's
+  pt::AttentionOptions o;
+  o.kind = "transformer";
+  o.heads = 1;
+  o.scale = 1.0 / std::sqrt(double(C));
+  o.return_alpha = want_alpha;
+  for (const torch::Tensor& query : pt::products(x_dst, ms, cs)) {
+    auto [agg, lse, alpha] = pt::attention(ag, query, x_src, x_src, torch::Tensor(), o);
+    aggs.push_back(agg);
+    alphas.push_back(alpha);
+  }
+  // b_v in the products' epilogue when every row has an entry, else as a rank-1 update mask b_v^T.
+  const torch::Tensor mask = b_v.defined() ? g.nonempty_rows() : torch::Tensor();
+  if (b_v.defined() && !mask.defined()) bvs = b_v.view({H, C}).unbind(0);
+  torch::Tensor out = pt::products_side_by_side(aggs, w_v.unbind(0), bvs);
+  aggs.clear();
+  if (mask.defined()) out = out.addmm_(mask.to(out.scalar_type()), b_v.view({1, -1}));
+  return {out, want_alpha ? torch::cat(alphas, 1) : torch::Tensor()};
+}
+
+}  // namespace
+
 // The layer on checked node features (x_dst is x_src for a homogeneous call).
 AttentionWeights TransformerConvImpl::propagate(const torch::Tensor& x_src, const torch::Tensor& x_dst,
                                                 const pt::Graph& g, const torch::Tensor& edge_attr, bool want_alpha) {
@@ -79,25 +146,33 @@ AttentionWeights TransformerConvImpl::propagate(const torch::Tensor& x_src, cons
   // Projections as the Python layer makes them (projections.hpp): on the CPU the skip with q, k, v
   // (one op per input); elsewhere the skip waits for the end, so it is not alive during the attention.
   const bool early_skip = options.root_weight() && x_dst.is_cpu();
-  std::vector<std::pair<torch::nn::Linear, torch::Tensor>> pairs{
-      {lin_query, x_dst}, {lin_key, x_src}, {lin_value, x_src}};
-  if (early_skip) pairs.emplace_back(lin_skip, x_dst);
-  const std::vector<torch::Tensor> ys = pt::project(pairs);
-  const torch::Tensor &q = ys[0], &k = ys[1], &v = ys[2];
   const pt::AttentionGraph ag = pt::attention_graph(g);
-  pt::AttentionOptions o;
-  o.kind = "transformer";
-  o.heads = H;
-  o.dropout = is_training() ? options.dropout() : 0.0;
-  if (o.dropout > 0) o.seed = dropout_seed();
-  o.return_alpha = want_alpha;  // before dropout, as PyG's TransformerConv returns it
-  auto [out, lse, alpha] = pt::attention(ag, q, k, v, torch::Tensor(), o, ea, lin_edge ? lin_edge->weight : torch::Tensor());
-  if (!want_alpha) alpha = torch::Tensor();
+  torch::Tensor out, alpha, x_r;
+  if (folds(*this, x_src, ea.defined())) {  // no q, k or v
+    std::tie(out, alpha) = folded_attention(*this, ag, g, x_dst, x_src, want_alpha);
+    if (early_skip) x_r = pt::linear(lin_skip, x_dst);
+  } else {
+    std::vector<std::pair<torch::nn::Linear, torch::Tensor>> pairs{
+        {lin_query, x_dst}, {lin_key, x_src}, {lin_value, x_src}};
+    if (early_skip) pairs.emplace_back(lin_skip, x_dst);
+    std::vector<torch::Tensor> ys = pt::project(pairs);
+    if (early_skip) x_r = ys[3];
+    pt::AttentionOptions o;
+    o.kind = "transformer";
+    o.heads = H;
+    o.dropout = is_training() ? options.dropout() : 0.0;
+    if (o.dropout > 0) o.seed = dropout_seed();
+    o.return_alpha = want_alpha;  // before dropout, as PyG's TransformerConv returns it
+    torch::Tensor lse;
+    std::tie(out, lse, alpha) =
+        pt::attention(ag, ys[0], ys[1], ys[2], torch::Tensor(), o, ea, lin_edge ? lin_edge->weight : torch::Tensor());
+    if (!want_alpha) alpha = torch::Tensor();
+  }
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
   if (!options.root_weight()) return {out, g, alpha};
   if (!lin_beta)  // out + lin_skip(x_dst): on CUDA fp32 one kernel
-    return {early_skip ? pt::add_to_fresh(out, ys[3]) : pt::linear_add(lin_skip, x_dst, out), g, alpha};
-  const torch::Tensor x_r = early_skip ? ys[3] : pt::linear(lin_skip, x_dst);
+    return {early_skip ? pt::add_to_fresh(out, x_r) : pt::linear_add(lin_skip, x_dst, out), g, alpha};
+  if (!early_skip) x_r = pt::linear(lin_skip, x_dst);
   const auto b = torch::sigmoid(lin_beta->forward(torch::cat({out, x_r, out - x_r}, -1)));
   return {b * x_r + (1 - b) * out, g, alpha};
 }

@@ -96,6 +96,7 @@ def test_transformer_folds_where_heads_are_wider_than_the_input(seed, monkeypatc
     """On the CPU the folded form runs where C > K and not with dropout in training; forced off,
     the unfolded one; both give PyG's semantics (float32 tolerance)."""
     import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", "")  # the rule, whatever TESSERA_TRANSFORMER_FOLD says
     calls = []
     real = TransformerConv._folded_attention
     monkeypatch.setattr(TransformerConv, "_folded_attention", lambda *a: calls.append(1) or real(*a))

@@ -57,6 +57,10 @@ class Graph {
   // are unchanged (their version counter); undefined for an unweighted graph. dX's SpMM reads them.
   torch::Tensor transposed_values() const;
 
+  // Undefined when every row has an entry, else a float32 [rows, 1] mask, 1 on the rows that have
+  // one (memoized: the answer costs one device-to-host copy per graph).
+  torch::Tensor nonempty_rows() const;
+
   // PyG's gcn_norm (see graph_ops.hpp for self_loops modes). memo = true keeps the result on
   // this graph (keyed by the options), unless the values require grad (then the result carries
   // autograd history and must be rebuilt per forward).
