@@ -86,14 +86,19 @@ int forced_fold() {
   return forced;
 }
 
+// The folded form's smallest graph on the CPU: the Python layer's FOLD_MIN_ENTRIES (its comment has
+// the measurements).
+constexpr int64_t kFoldMinEntries = 4096;
+
 // Whether a call takes the folded form, the Python layer's rule (TransformerConv._folds): no edge
 // features, no dropout in training (the value bias needs each row's sum of alpha, 1 only without
-// dropout); then on the CPU where the head width C exceeds the input width K (measured:
-// bench/results/transformer_fold_cpu_20261205.*). On CUDA it waits for its measurement.
-bool folds(const TransformerConvImpl& m, const torch::Tensor& x_src, bool edge_features) {
+// dropout); then on the CPU where the head width C exceeds the input width K, on graphs of at least
+// kFoldMinEntries entries (measured: bench/results/transformer_fold_cpu_20261205.*). On CUDA it
+// waits for its measurement.
+bool folds(const TransformerConvImpl& m, const torch::Tensor& x_src, const pt::Graph& g, bool edge_features) {
   if (edge_features || (m.is_training() && m.options.dropout() > 0)) return false;
   if (forced_fold() >= 0) return forced_fold() == 1;
-  return x_src.is_cpu() && x_src.size(1) < m.options.out_channels();
+  return x_src.is_cpu() && x_src.size(1) < m.options.out_channels() && g.nnz() >= kFoldMinEntries;
 }
 
 // The attention with lin_query, lin_key and lin_value folded into per-head operators on the inputs
@@ -148,7 +153,7 @@ AttentionWeights TransformerConvImpl::propagate(const torch::Tensor& x_src, cons
   const bool early_skip = options.root_weight() && x_dst.is_cpu();
   const pt::AttentionGraph ag = pt::attention_graph(g);
   torch::Tensor out, alpha, x_r;
-  if (folds(*this, x_src, ea.defined())) {  // no q, k or v
+  if (folds(*this, x_src, g, ea.defined())) {  // no q, k or v
     std::tie(out, alpha) = folded_attention(*this, ag, g, x_dst, x_src, want_alpha);
     if (early_skip) x_r = pt::linear(lin_skip, x_dst);
   } else {

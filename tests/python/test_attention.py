@@ -93,19 +93,20 @@ def test_transformer_folded_matches_pyg_semantics(seed, heads, channels, concat,
 
 
 def test_transformer_folds_where_heads_are_wider_than_the_input(seed, monkeypatch):
-    """On the CPU the folded form runs where C > K and not with dropout in training; forced off,
-    the unfolded one; both give PyG's semantics (float32 tolerance)."""
+    """On the CPU the folded form runs where C > K on graphs of at least FOLD_MIN_ENTRIES entries,
+    and not with dropout in training; forced off, the unfolded one; both give PyG's semantics
+    (float32 tolerance)."""
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", "")  # the rule, whatever TESSERA_TRANSFORMER_FOLD says
     calls = []
     real = TransformerConv._folded_attention
     monkeypatch.setattr(TransformerConv, "_folded_attention", lambda *a: calls.append(1) or real(*a))
-    x = torch.randn(60, 8)
-    ei = random_edges(60, 60, 300)
+    x = torch.randn(600, 8)
+    ei, small = random_edges(600, 600, transformer.FOLD_MIN_ENTRIES), random_edges(600, 600, 300)
     wide, narrow = TransformerConv(8, 16, heads=2), TransformerConv(8, 8, heads=2)
-    for mod, folds in ((wide, True), (narrow, False)):
+    for mod, edges, folds in ((wide, ei, True), (narrow, ei, False), (wide, small, False)):
         calls.clear()
-        check_module(mod, ref.transformer_conv, x, ei, 1e-4)
+        check_module(mod, ref.transformer_conv, x, edges, 1e-4)
         assert bool(calls) == folds
     calls.clear()
     monkeypatch.setattr(transformer, "_FOLD", "0")
@@ -113,10 +114,10 @@ def test_transformer_folds_where_heads_are_wider_than_the_input(seed, monkeypatc
     assert not calls
     monkeypatch.setattr(transformer, "_FOLD", "1")
     dropping = TransformerConv(8, 16, heads=2, dropout=0.5).train()
-    dropping(x, ei)
+    dropping(x, small)
     assert not calls  # training with dropout: the value bias would need each row's sum of alpha
     dropping.eval()
-    dropping(x, ei)
+    dropping(x, small)
     assert calls
 
 

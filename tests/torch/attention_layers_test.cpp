@@ -347,17 +347,18 @@ TEST(AttentionLayers, LargeCpuProjectionsMatchTheOracle) {
 }
 
 // The folded form (no q, k or v; transformer.cpp's folded_attention), which the CPU takes where the
-// head width exceeds the input width: every option that reads it, on blocks with targets that have
+// head width exceeds the input width, on graphs of at least 4096 entries: every option that reads it, on blocks with targets that have
 // no entries (no b_v there), against the oracle; b_k's gradient is exactly zero (the softmax cancels
 // q_i . b_k; PyG's is rounding noise), which also shows that the folded form ran. Its attention
 // weights are the softmax of the unfolded logits.
 TEST(AttentionLayers, TransformerFoldedWhereHeadsAreWiderThanTheInput) {
   const uint64_t seed = tessera::testing::seed();
   const std::string at_seed = ", seed " + std::to_string(seed);
-  const Case homo = random_graph(30, 150, seed), block = random_block(40, 25, 200, seed + 1);
+  constexpr int64_t n = 600;
+  const Case homo = random_graph(n, 4200, seed), block = random_block(500, 300, 4200, seed + 1);
   nn::TransformerConv plain(nn::TransformerConvOptions(4, 7).heads(3));
   plain->to(torch::kDouble);
-  auto x_in = torch::randn({30, 4}, torch::kDouble).requires_grad_();
+  auto x_in = torch::randn({n, 4}, torch::kDouble).requires_grad_();
   expect_same(plain, {{"x", x_in}}, [&] { return plain->forward(x_in, homo.g); },
               [&] { return transformer_oracle(plain, x_in, x_in, homo.src, homo.dst, Tensor()); }, "homogeneous" + at_seed);
   const Tensor b_k_grad = torch::autograd::grad({plain->forward(x_in, homo.g).sum()}, {plain->lin_key->bias})[0];
@@ -372,12 +373,18 @@ TEST(AttentionLayers, TransformerFoldedWhereHeadsAreWiderThanTheInput) {
     expect_bipartite_matches_oracle(m, block, 6, 4, 0, transformer_oracle, what + at_seed);
   }
   torch::NoGradGuard no_grad;
-  const auto x = torch::randn({30, 4}, torch::kDouble);
+  const auto x = torch::randn({n, 4}, torch::kDouble);
   const nn::AttentionWeights a = plain->forward_with_attention(x, homo.g);
   EXPECT_TRUE(torch::allclose(a.out, plain->forward(x, homo.g), 1e-12, 1e-12)) << "output" << at_seed;
   const auto q = plain->lin_query->forward(x).view({-1, 3, 7}), k = plain->lin_key->forward(x).view({-1, 3, 7});
   const auto scores = (q.index_select(0, homo.dst) * k.index_select(0, homo.src)).sum(-1) / std::sqrt(7.0);
-  EXPECT_TRUE(torch::allclose(a.alpha, segment_softmax(scores, homo.dst, 30), 1e-12, 1e-12)) << "alpha" << at_seed;
+  EXPECT_TRUE(torch::allclose(a.alpha, segment_softmax(scores, homo.dst, n), 1e-12, 1e-12)) << "alpha" << at_seed;
+  // Below 4096 entries the CPU keeps the unfolded form: b_k gets the softmax's rounding noise.
+  const Case small = random_graph(30, 150, seed + 2);
+  const auto x_small = torch::randn({30, 4}, torch::kDouble);
+  torch::AutoGradMode grad(true);
+  const Tensor noise = torch::autograd::grad({plain->forward(x_small, small.g).sum()}, {plain->lin_key->bias})[0];
+  EXPECT_GT(noise.abs().max().item<double>(), 0.0) << "small graph: unfolded" << at_seed;
 }
 
 // The CUDA path of the same layers (fused kernels in double; the GATv2 loops' features gathered by

@@ -9,8 +9,8 @@
 // Folded form (as the Python layer's, src/torch/transformer.cpp): without edge features, and not
 // with dropout in training, the layer can make no q, k or v. Per head it attends over x_src itself
 // with the query (W_k,h^T W_q,h) x_dst + W_k,h^T b_q,h and applies W_v,h after the aggregation:
-// less work wherever the head width exceeds the input width, where the CPU takes it
-// (TESSERA_TRANSFORMER_FOLD=1 / 0 forces it on or off).
+// less work wherever the head width exceeds the input width, where the CPU takes it on graphs of
+// at least 4096 entries (TESSERA_TRANSFORMER_FOLD=1 / 0 forces it on or off).
 // Bipartite, as PyG's in_channels = (source width, target width) and x = (x_src, x_dst): the option
 // in_channels_dst sets lin_query's and lin_skip's input width (default: in_channels), and
 // forward(x_src, x_dst, graph) takes q = lin_query(x_dst), k = lin_key(x_src), v = lin_value(x_src)

@@ -12,7 +12,8 @@ Attention weights (return_attention_weights) are returned before dropout, as PyG
 Folded form (TransformerConv._folded_attention): without edge features, and not with dropout in
 training, the layer can make no q, k or v at all. Per head it attends over x_src itself with the
 query (W_k,h^T W_q,h) x_dst + W_k,h^T b_q,h and applies W_v,h after the aggregation. That is less
-work wherever the head width C exceeds the input width K; the CPU takes it there.
+work wherever the head width C exceeds the input width K; the CPU takes it there on graphs of at
+least FOLD_MIN_ENTRIES (4096) entries.
 
 Edge features (``edge_dim``/``edge_attr``): e = lin_edge(edge_attr) (no bias) is added to k_j and
 v_j as PyG does. The fused kernels (CPU and CUDA) project each edge's features where they use them:
@@ -41,6 +42,12 @@ from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_att
 
 # TESSERA_TRANSFORMER_FOLD=1 / 0 forces the folded form on or off (TransformerConv._folds).
 _FOLD = os.environ.get("TESSERA_TRANSFORMER_FOLD", "")
+# The folded form's smallest graph on the CPU (TransformerConv._folds). Measured on the development
+# machine (2 cores), folded against unfolded (bench/results/transformer_fold_cpu_20261205.txt): 980
+# entries (K = 16, 4x32) forward 0.43 -> 0.56 ms, forward+backward 1.51 -> 2.00 ms (the per-head
+# calls' fixed costs); 10828 entries (K = 32, 2x64) 3.05 -> 2.20 and 10.6 -> 8.2 ms; 88714 entries
+# (K = 64, 2x128) 1.05x and 1.11x. The threshold sits between the first two.
+FOLD_MIN_ENTRIES = 4096
 
 
 class TransformerConv(torch.nn.Module):
@@ -94,9 +101,7 @@ class TransformerConv(torch.nn.Module):
                 raise ValueError(f"TransformerConv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
                                  f"{edge_index.size(1)} edges")
             ea, edge_weight = (edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr), self.lin_edge.weight
-        fold = ea is None and self._folds(x[0])
-        query, key, value, x_r = self._project(x, fold)
-        n_dst, n_src = query.size(0), x[0].size(0)
+        n_dst, n_src = x[1].size(0), x[0].size(0)
         if isinstance(edge_index, Graph):
             g = AttentionGraph.of(edge_index)
         elif is_sparse_adjacency(edge_index):
@@ -110,6 +115,8 @@ class TransformerConv(torch.nn.Module):
                             f"tessera.Graph, got {type(edge_index).__name__}")
         if ea is not None:
             ea = g.entry_features(ea)  # into the CSR's entry order
+        fold = ea is None and self._folds(x[0], g.col.numel())
+        query, key, value, x_r = self._project(x, fold)
         if fold:
             out, alpha = self._folded_attention(g, query, x[0], want_alpha)
         else:
@@ -122,20 +129,21 @@ class TransformerConv(torch.nn.Module):
             attention = (edge_index, attention[1])
         return self._finish(out, x, attention, x_r)
 
-    def _folds(self, x_src: Tensor) -> bool:
+    def _folds(self, x_src: Tensor, nnz: int) -> bool:
         """Whether this call takes the folded form (_folded_attention): the caller has checked that
         there are no edge features. Not with dropout in training (the value bias needs each row's
         sum of alpha, which is 1 only without dropout). TESSERA_TRANSFORMER_FOLD=1 or 0 forces it
         either way where it can run (for A/B measurements); else on the CPU where the head width C
-        exceeds the input width K, where it does less work per edge and in the projections
-        (bench/results/transformer_fold_cpu_20261205.*: 2x256 at K = 128 1.31-1.52x faster; at
-        C = K and C < K it loses). On CUDA it waits for its measurement."""
+        exceeds the input width K, where it does less work per edge and in the products, on graphs
+        of at least FOLD_MIN_ENTRIES entries (bench/results/transformer_fold_cpu_20261205.*: R-MAT
+        2^16 at K = 128, 2x256 1.31-1.83x faster, C = K and C < K slower; a graph of 980 entries
+        slower, from its H attention calls' fixed costs). On CUDA it waits for its measurement."""
         if self.training and self.dropout > 0:
             return False
         forced = _FOLD
         if forced in ("0", "1"):
             return forced == "1"
-        return x_src.is_cpu and x_src.size(-1) < self.out_channels
+        return x_src.is_cpu and x_src.size(-1) < self.out_channels and nnz >= FOLD_MIN_ENTRIES
 
     def _project(self, x, fold: bool):
         """q, k, v, and on the CPU the skip projection too (there the ones reading one tensor are one
