@@ -17,7 +17,6 @@ Graph names as bench_common.load_graph takes them: rmat, grid, clustered (the GP
 a generator spec (which holds commas) is among them, by ';'.
 """
 import argparse
-import os
 import sys
 
 import torch
@@ -112,7 +111,6 @@ def main():
             mem = "" if u[2] is None or f[2] is None else f"  peak {u[2]:8.1f} -> {f[2]:8.1f} MiB"
             print(f"  {hc:6s} forward {u[0]:9.2f} -> {f[0]:9.2f} ms (x{u[0] / f[0]:.2f})  "
                   f"fwd+bwd {u[1]:9.2f} -> {f[1]:9.2f} ms (x{u[1] / f[1]:.2f}){mem}  diff {diff:.1e}", flush=True)
-    transformer._FOLD = os.environ.get("TESSERA_TRANSFORMER_FOLD", "")
     if a.json:
         device = torch.cuda.get_device_name() if a.device == "cuda" else bc.cpu_model()
         record = bc.provenance(device)

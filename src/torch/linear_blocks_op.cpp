@@ -116,7 +116,7 @@ class LinearBlocksFunction : public torch::autograd::Function<LinearBlocksFuncti
     const auto saved = ctx->get_saved_variables();
     const size_t k = saved.size() / 2;
     const c10::List<bool> has_bias = ctx->saved_data["has_bias"].toBoolList();
-    const at::Tensor& dy = grads[0];
+    const at::Tensor& dy = grads[0];  // defined: the node's one output's gradient is materialized
     size_t n_biases = 0;
     for (size_t i = 0; i < k; ++i) n_biases += has_bias.get(i);
     // The inputs' gradients, the weights', the existing biases', and none for has_bias.
@@ -127,14 +127,12 @@ class LinearBlocksFunction : public torch::autograd::Function<LinearBlocksFuncti
       const at::Tensor& x = saved[i];
       const at::Tensor& w = saved[k + i];
       const bool want_b = has_bias.get(i) && ctx->needs_input_grad(bias_slot);
-      if (dy.defined()) {
-        const at::Tensor dy_i = dy.narrow(1, col, w.size(0));
-        // Parameter gradients before dx (as in linear_op.cpp): their scratch is freed first.
-        auto [dw, db] = weight_grads(dy_i, x, ctx->needs_input_grad(k + i), want_b);
-        out[k + i] = dw;
-        if (want_b) out[bias_slot] = db;
-        if (ctx->needs_input_grad(i)) out[i] = add_input_grad({}, dy_i, w);
-      }
+      const at::Tensor dy_i = dy.narrow(1, col, w.size(0));
+      // Parameter gradients before dx (as in linear_op.cpp): their scratch is freed first.
+      auto [dw, db] = weight_grads(dy_i, x, ctx->needs_input_grad(k + i), want_b);
+      out[k + i] = dw;
+      if (want_b) out[bias_slot] = db;
+      if (ctx->needs_input_grad(i)) out[i] = add_input_grad({}, dy_i, w);
       col += w.size(0);
       if (has_bias.get(i)) ++bias_slot;
     }
