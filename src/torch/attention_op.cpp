@@ -39,6 +39,8 @@ ops::AttentionArgs<I> make_args(const char* op, const Device& dev, const at::Ten
   a.A = csr_view<I>(rowptr, col, k.size(0), dev, op, uint64_t(graph_id));
   a.heads = heads;
   a.channels = q.size(1) / heads;
+  // A key as wide as one head (with several heads): one key and value slice shared by the heads.
+  a.kv_heads = heads > 1 && k.dim() == 2 && k.size(1) == a.channels ? 1 : 0;
   a.query = dense_view(q, dev, op, "query");
   a.key = dense_view(k, dev, op, "key");
   if (has(v)) a.value = dense_view(*v, dev, op, "value");

@@ -4,7 +4,9 @@
 //                      dropout, seed, return_alpha, alpha_after_dropout, t_rowptr?, t_col?, t_perm?,
 //                      symmetric, graph_id, edge_attr?, edge_weight?, bias?) -> (out, lse, alpha)
 //     Fused GATv2 / Graph Transformer attention (ops/attention.hpp): query [N_dst, H*C],
-//     key/value [N_src, H*C], att [H*C] (GATv2, any float dtype); out [N_dst, H*C], lse
+//     key/value [N_src, H*C], or [N_src, C] for one slice shared by the heads (multi-query attention,
+//     the Transformer without edge features; their gradients sum the heads'), att [H*C] (GATv2, any
+//     float dtype); out [N_dst, H*C], lse
 //     [N_dst, H] and alpha [nnz, H] (empty unless return_alpha) in the accumulation type.
 //     Autograd: query, key, value and att get gradients from the fused backward, which walks
 //     the transpose (t_* when given, e.g. a Graph's memoized one; else built per call) or A

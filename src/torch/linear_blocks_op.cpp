@@ -1,7 +1,10 @@
 // tessera::linear_blocks(xs, weights, biases) = cat([xs[i] weights[i]^T + biases[i] for each i], 1):
 // projections of different inputs written as the column blocks of one output, without the
-// concatenation. TransformerConv's folded form (python/tessera/nn/transformer.py) projects each
-// head's aggregate with that head's rows of lin_value into its block of the layer's output.
+// concatenation. With one input and several weights, the input's consecutive column blocks (each
+// as wide as its weight's in_features) are the blocks' inputs: a block-diagonal product.
+// TransformerConv's folded form (python/tessera/nn/transformer.py) projects each head's aggregate
+// (a column block of the attention's one output) with that head's rows of lin_value into its block
+// of the layer's output; its backward writes the input gradient's blocks into one buffer.
 //
 // Why one op: on the CPU, a fresh [rows, width] tensor of tens of MB is faulted in page by page on
 // its first write (outputs.hpp). On the 2-core development machine the concatenation of two
@@ -29,14 +32,41 @@ namespace tessera::pt {
 
 namespace {
 
+// One input for several weights: its column blocks are the blocks' inputs.
+bool split_input(at::TensorList xs, at::TensorList weights) { return xs.size() == 1 && weights.size() > 1; }
+
+// The blocks' inputs: xs, or the column blocks of its one input.
+std::vector<at::Tensor> block_inputs(at::TensorList xs, at::TensorList weights) {
+  if (!split_input(xs, weights)) return xs.vec();
+  std::vector<at::Tensor> in;
+  int64_t col = 0;
+  for (const at::Tensor& w : weights) {
+    in.push_back(xs[0].narrow(1, col, w.size(1)));
+    col += w.size(1);
+  }
+  return in;
+}
+
 void check_args(at::TensorList xs, at::TensorList weights, const std::vector<at::Tensor>& biases) {
   TESSERA_CHECK(!xs.empty(), "linear_blocks: no inputs given");
-  TESSERA_CHECK(weights.size() == xs.size() && biases.size() == xs.size(), "linear_blocks: ", xs.size(),
-                " inputs, ", weights.size(), " weights and ", biases.size(),
-                " biases (one of each per block; None for a block without a bias)");
-  const at::Tensor& x0 = xs[0];
-  for (size_t i = 0; i < xs.size(); ++i) {
-    const at::Tensor &x = xs[i], &w = weights[i], &b = biases[i];
+  TESSERA_CHECK((weights.size() == xs.size() || split_input(xs, weights)) && biases.size() == weights.size(),
+                "linear_blocks: ", xs.size(), " inputs, ", weights.size(), " weights and ", biases.size(),
+                " biases (one of each per block, or one input split among the weights; None for a block without "
+                "a bias)");
+  if (split_input(xs, weights)) {
+    int64_t width = 0;
+    for (const at::Tensor& w : weights) {
+      TESSERA_CHECK(w.defined() && w.dim() == 2, "linear_blocks: every weight must be 2-D [out_features, in_features]");
+      width += w.size(1);
+    }
+    TESSERA_CHECK(xs[0].defined() && xs[0].dim() == 2 && xs[0].size(1) == width, "linear_blocks: one input for ",
+                  weights.size(), " weights must be 2-D with their in_features summed (", width, ") as columns, got ",
+                  xs[0].defined() ? xs[0].sizes() : at::IntArrayRef{});
+  }
+  const std::vector<at::Tensor> in = block_inputs(xs, weights);
+  const at::Tensor& x0 = in[0];
+  for (size_t i = 0; i < in.size(); ++i) {
+    const at::Tensor &x = in[i], &w = weights[i], &b = biases[i];
     TESSERA_CHECK(x.defined() && x.dim() == 2 && x.size(0) == x0.size(0), "linear_blocks: input ", i,
                   " must be 2-D with ", x0.size(0), " rows, got shape ", x.defined() ? x.sizes() : at::IntArrayRef{});
     TESSERA_CHECK(w.defined() && w.dim() == 2 && w.size(1) == x.size(1), "linear_blocks: weight ", i,
@@ -69,13 +99,13 @@ at::Tensor forward_impl(at::TensorList xs, at::TensorList weights, const std::ve
   for (const at::Tensor& w : weights) width += w.size(0);
   const at::TensorOptions opts = xs[0].options();
   at::Tensor y = xs[0].is_cpu() ? empty_output({xs[0].size(0), width}, opts) : at::empty({xs[0].size(0), width}, opts);
-  const std::vector<at::Tensor> blocks = blocks_of(y, weights);
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (linear_into(blocks[i], xs[i], weights[i], biases[i], {})) continue;
+  const std::vector<at::Tensor> blocks = blocks_of(y, weights), in = block_inputs(xs, weights);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (linear_into(blocks[i], in[i], weights[i], biases[i], {})) continue;
     at::Tensor block = blocks[i];
     const at::Tensor wt = weights[i].t();
-    if (biases[i].defined()) at::addmm_out(block, biases[i], xs[i], wt);
-    else at::mm_out(block, xs[i], wt);
+    if (biases[i].defined()) at::addmm_out(block, biases[i], in[i], wt);
+    else at::mm_out(block, in[i], wt);
   }
   return y;
 }
@@ -97,8 +127,8 @@ at::Tensor call_linear_blocks(at::TensorList xs, at::TensorList weights, const s
 
 namespace {
 
-// Inputs: the k inputs, the k weights, the biases that exist (autograd takes no undefined tensor
-// as an input), and which blocks have them.
+// Inputs: the inputs (k, or one split among the k weights), the k weights, the biases that exist
+// (autograd takes no undefined tensor as an input), and which blocks have them.
 class LinearBlocksFunction : public torch::autograd::Function<LinearBlocksFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::TensorList xs, at::TensorList weights,
@@ -108,34 +138,54 @@ class LinearBlocksFunction : public torch::autograd::Function<LinearBlocksFuncti
     saved.insert(saved.end(), weights.begin(), weights.end());
     ctx->save_for_backward(saved);
     ctx->saved_data["has_bias"] = has_bias;
+    ctx->saved_data["inputs"] = int64_t(xs.size());
     return call_linear_blocks(xs, weights, all_biases(biases, has_bias));
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const size_t k = saved.size() / 2;
+    const size_t nx = size_t(ctx->saved_data["inputs"].toInt()), k = saved.size() - nx;
+    const std::vector<at::Tensor> xs(saved.begin(), saved.begin() + nx), weights(saved.begin() + nx, saved.end());
+    const std::vector<at::Tensor> in = block_inputs(xs, weights);
     const c10::List<bool> has_bias = ctx->saved_data["has_bias"].toBoolList();
     const at::Tensor& dy = grads[0];  // defined: the node's one output's gradient is materialized
     size_t n_biases = 0;
     for (size_t i = 0; i < k; ++i) n_biases += has_bias.get(i);
     // The inputs' gradients, the weights', the existing biases', and none for has_bias.
-    torch::autograd::variable_list out(2 * k + n_biases + 1);
-    size_t bias_slot = 2 * k;
-    int64_t col = 0;
+    torch::autograd::variable_list out(nx + k + n_biases + 1);
+    // A split input's gradient: one buffer whose column blocks the blocks' dx are written into.
+    // Under create_graph the blocks' products are recorded (ops autograd) and concatenated instead.
+    const bool split = nx == 1 && k > 1 && ctx->needs_input_grad(0);
+    const bool recorded = c10::GradMode::is_enabled();
+    at::Tensor dx;
+    std::vector<at::Tensor> dx_parts;
+    if (split && !recorded)
+      dx = xs[0].is_cpu() ? empty_output(xs[0].sizes(), dy.options()) : at::empty(xs[0].sizes(), dy.options());
+    size_t bias_slot = nx + k;
+    int64_t col = 0, in_col = 0;
     for (size_t i = 0; i < k; ++i) {
-      const at::Tensor& x = saved[i];
-      const at::Tensor& w = saved[k + i];
+      const at::Tensor& w = weights[i];
       const bool want_b = has_bias.get(i) && ctx->needs_input_grad(bias_slot);
       const at::Tensor dy_i = dy.narrow(1, col, w.size(0));
       // Parameter gradients before dx (as in linear_op.cpp): their scratch is freed first.
-      auto [dw, db] = weight_grads(dy_i, x, ctx->needs_input_grad(k + i), want_b);
-      out[k + i] = dw;
+      auto [dw, db] = weight_grads(dy_i, in[i], ctx->needs_input_grad(nx + i), want_b);
+      out[nx + i] = dw;
       if (want_b) out[bias_slot] = db;
-      if (ctx->needs_input_grad(i)) out[i] = add_input_grad({}, dy_i, w);
+      if (split && recorded) {
+        dx_parts.push_back(dy_i.mm(w));
+      } else if (split) {
+        at::Tensor block = dx.narrow(1, in_col, w.size(1));
+        if (!linear_into(block, dy_i, w, {}, {}, /*w_transposed=*/true)) at::mm_out(block, dy_i, w);
+      } else if (nx > 1 && ctx->needs_input_grad(i)) {
+        out[i] = add_input_grad({}, dy_i, w);
+      }
       col += w.size(0);
+      in_col += w.size(1);
       if (has_bias.get(i)) ++bias_slot;
     }
+    if (split) out[0] = recorded ? at::cat(dx_parts, 1) : dx;
+    else if (nx == 1 && k == 1 && ctx->needs_input_grad(0)) out[0] = add_input_grad({}, dy, weights[0]);
     return out;
   }
 };
@@ -144,7 +194,8 @@ at::Tensor linear_blocks_autograd(at::TensorList xs, at::TensorList weights, con
   const std::vector<at::Tensor> bs = to_vector(biases);
   check_args(xs, weights, bs);
   bool grad = false;
-  for (size_t i = 0; i < xs.size(); ++i) grad = grad || needs_grad(xs[i], weights[i], bs[i]);
+  for (const at::Tensor& x : xs) grad = grad || needs_grad(x);
+  for (size_t i = 0; i < weights.size(); ++i) grad = grad || needs_grad(weights[i], bs[i]);
   if (!grad) {
     at::AutoDispatchBelowADInplaceOrView below;
     return call_linear_blocks(xs, weights, bs);

@@ -77,8 +77,13 @@ std::vector<at::Tensor> products(const at::Tensor& x, const std::vector<at::Tens
 at::Tensor products_side_by_side(const std::vector<at::Tensor>& xs, const std::vector<at::Tensor>& weights,
                                  const std::vector<at::Tensor>& biases) {
   if (!torch_tf32(xs.at(0))) return call_linear_blocks(xs, weights, biases);
-  std::vector<at::Tensor> out;
-  for (size_t i = 0; i < xs.size(); ++i) out.push_back(at::linear(xs[i], weights[i], biases[i]));
+  std::vector<at::Tensor> in = xs, out;
+  if (xs.size() == 1 && weights.size() > 1) {  // one input split among the weights
+    std::vector<int64_t> widths;
+    for (const at::Tensor& w : weights) widths.push_back(w.size(1));
+    in = xs[0].split_with_sizes(widths, 1);
+  }
+  for (size_t i = 0; i < in.size(); ++i) out.push_back(at::linear(in[i], weights[i], biases[i]));
   return at::cat(out, 1);
 }
 

@@ -29,7 +29,8 @@ std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, a
 std::vector<at::Tensor> products(const at::Tensor& x, const std::vector<at::Tensor>& weights,
                                  const std::vector<at::Tensor>& biases);
 // cat([x_i w_i^T + b_i], 1) without the concatenation: tessera::linear_blocks writes each product
-// into its column block of one output (linear_blocks_op.cpp), by the same rule.
+// into its column block of one output (linear_blocks_op.cpp), by the same rule. One x for several
+// weights: its consecutive column blocks (each as wide as its weight's in_features) are the inputs.
 at::Tensor products_side_by_side(const std::vector<at::Tensor>& xs, const std::vector<at::Tensor>& weights,
                                  const std::vector<at::Tensor>& biases);
 

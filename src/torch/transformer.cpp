@@ -102,10 +102,11 @@ bool folds(const TransformerConvImpl& m, const torch::Tensor& x_src, const pt::G
 }
 
 // The attention with lin_query, lin_key and lin_value folded into per-head operators on the inputs
-// (the Python layer's TransformerConv._folded_attention has the derivation): per head h, the query
-// M_h x_dst + c_h (M_h = W_k,h^T W_q,h, c_h = W_k,h^T b_q,h), one attention over x_src as key and
-// value at scale 1/sqrt(C), then W_v,h and b_v,h; b_v only on rows with entries, b_k an exact zero
-// gradient. Returns (out [N_dst, H*C], alpha [nnz, H] or undefined).
+// (the Python layer's TransformerConv._folded_attention has the derivation): the heads' queries
+// M_h x_dst + c_h (M_h = W_k,h^T W_q,h, c_h = W_k,h^T b_q,h) side by side from one product, one
+// multi-query attention over x_src as every head's key and value at scale 1/sqrt(C), then W_v,h and
+// b_v,h on each head's column block of the aggregate; b_v only on rows with entries, b_k an exact
+// zero gradient. Returns (out [N_dst, H*C], alpha [nnz, H] or undefined).
 std::pair<torch::Tensor, torch::Tensor> folded_attention(const TransformerConvImpl& m, const pt::AttentionGraph& ag,
                                                          const pt::Graph& g, const torch::Tensor& x_dst,
                                                          const torch::Tensor& x_src, bool want_alpha) {
@@ -115,30 +116,29 @@ std::pair<torch::Tensor, torch::Tensor> folded_attention(const TransformerConvIm
   // The folded operators in fp32 at least, rounded once to the inputs' dtype.
   const auto wide = at::promote_types(x_dst.scalar_type(), torch::kFloat);
   const auto w_kt = w_k.transpose(1, 2).to(wide);
-  const auto folded = torch::bmm(w_kt, w_q.to(wide)).to(x_dst.scalar_type());  // [H, K, K_dst]
-  std::vector<torch::Tensor> ms = folded.unbind(0), cs(H), bvs(H), aggs, alphas;
+  const auto folded = torch::bmm(w_kt, w_q.to(wide)).to(x_dst.scalar_type()).view({H * K, -1});  // [H K, K_dst]
+  torch::Tensor c;
   const torch::Tensor &b_q = m.lin_query->bias, &b_k = m.lin_key->bias;
-  if (b_q.defined()) cs = torch::bmm(w_kt, b_q.view({H, C, 1}).to(wide)).view({H, K}).to(x_dst.scalar_type()).unbind(0);
+  if (b_q.defined()) c = torch::bmm(w_kt, b_q.view({H, C, 1}).to(wide)).view({H * K}).to(x_dst.scalar_type());
   torch::Tensor b_v = m.lin_value->bias;
   if (b_v.defined() && b_k.defined() && b_k.requires_grad() && torch::GradMode::is_enabled())
     b_v = b_v + 0 * b_k;  // b_k's exact zero gradient, so that an optimizer sees it as PyG's
   pt::AttentionOptions o;
   o.kind = "transformer";
-  o.heads = 1;
+  o.heads = H;
   o.scale = 1.0 / std::sqrt(double(C));
   o.return_alpha = want_alpha;
-  for (const torch::Tensor& query : pt::products(x_dst, ms, cs)) {
-    auto [agg, lse, alpha] = pt::attention(ag, query, x_src, x_src, torch::Tensor(), o);
-    aggs.push_back(agg);
-    alphas.push_back(alpha);
-  }
+  torch::Tensor query = pt::products(x_dst, {folded}, {c})[0];  // head h's query in columns h K ..
+  auto [agg, lse, alpha] = pt::attention(ag, query, x_src, x_src, torch::Tensor(), o);  // multi-query
+  query = torch::Tensor();
   // b_v in the products' epilogue when every row has an entry, else as a rank-1 update mask b_v^T.
   const torch::Tensor mask = b_v.defined() ? g.nonempty_rows() : torch::Tensor();
+  std::vector<torch::Tensor> bvs(H);
   if (b_v.defined() && !mask.defined()) bvs = b_v.view({H, C}).unbind(0);
-  torch::Tensor out = pt::products_side_by_side(aggs, w_v.unbind(0), bvs);
-  aggs.clear();
+  torch::Tensor out = pt::products_side_by_side({agg}, w_v.unbind(0), bvs);  // agg's column blocks
+  agg = torch::Tensor();
   if (mask.defined()) out = out.addmm_(mask.to(out.scalar_type()), b_v.view({1, -1}));
-  return {out, want_alpha ? torch::cat(alphas, 1) : torch::Tensor()};
+  return {out, want_alpha ? alpha : torch::Tensor()};
 }
 
 }  // namespace

@@ -157,6 +157,8 @@ struct Case {
   bool symmetric = false;
   int64_t edge_dim = 0;  // > 0: edge features (edge_attr nnz x edge_dim, edge_weight H*C x edge_dim)
   bool out_bias = false;  // add Problem::bias to every out row (AttentionArgs::out_bias)
+  bool shared_kv = false; // one key and value slice (C wide) for every head (kv_heads = 1)
+  int64_t kv_width() const { return shared_kv ? C : H * C; }
 };
 
 struct Result {
@@ -199,7 +201,7 @@ struct Problem {
   int threads = 0;        // CPU threads of the runs (0: OpenMP's default)
   Problem(const Case& cs, Csr<I> graph, uint64_t seed)
       : c(cs), g(std::move(graph)), q(cs.dtype, g.rows, cs.H * cs.C, cs.pad),
-        k(cs.dtype, g.cols, cs.H * cs.C, cs.pad), v(cs.dtype, g.cols, cs.H * cs.C, cs.pad),
+        k(cs.dtype, g.cols, cs.kv_width(), cs.pad), v(cs.dtype, g.cols, cs.kv_width(), cs.pad),
         dout(cs.dtype, g.rows, cs.H * cs.C, cs.pad), ea(cs.dtype, g.nnz(), cs.edge_dim, cs.pad),
         ew(cs.dtype, cs.H * cs.C, cs.edge_dim) {
     std::mt19937_64 rng(seed);
@@ -245,6 +247,7 @@ struct Problem {
                      nullptr, dev, g.id};
     a.heads = c.H;
     a.channels = c.C;
+    a.kv_heads = c.shared_kv ? 1 : 0;
     a.query = q.view(dev, bq.p);
     a.key = k.view(dev, bk.p);
     if (c.kind == AttentionKind::transformer) a.value = v.view(dev, bv.p);
@@ -275,7 +278,8 @@ struct Problem {
     b.fwd = a;
     b.fwd.alpha = nullptr;
     b.dout = dout.view(dev, bdo.p);
-    Mat dq_m(c.dtype, g.rows, W, c.pad), dk_m(c.dtype, g.cols, W, c.pad), dv_m(c.dtype, g.cols, W, c.pad);
+    const int64_t KW = c.kv_width();
+    Mat dq_m(c.dtype, g.rows, W, c.pad), dk_m(c.dtype, g.cols, KW, c.pad), dv_m(c.dtype, g.cols, KW, c.pad);
     b.dquery = dq_m.view(dev, bdq.p);
     b.dkey = dk_m.view(dev, bdk.p);
     if (c.kind == AttentionKind::transformer) b.dvalue = dv_m.view(dev, bdv.p);
@@ -296,8 +300,8 @@ struct Problem {
     }
     attention_backward(b, exec, bwd_variant);
     r.dq = to_doubles(bdq.read(), c.dtype, g.rows, W, c.pad + W);
-    r.dk = to_doubles(bdk.read(), c.dtype, g.cols, W, c.pad + W);
-    if (c.kind == AttentionKind::transformer) r.dv = to_doubles(bdv.read(), c.dtype, g.cols, W, c.pad + W);
+    r.dk = to_doubles(bdk.read(), c.dtype, g.cols, KW, c.pad + KW);
+    if (c.kind == AttentionKind::transformer) r.dv = to_doubles(bdv.read(), c.dtype, g.cols, KW, c.pad + KW);
     else r.datt = acc_doubles(bdatt.read(), c.dtype, W);
     if (c.edge_dim > 0) {
       r.dedge_attr = to_doubles(bdea.read(), c.dtype, g.nnz(), c.edge_dim, c.pad + c.edge_dim);
@@ -352,7 +356,8 @@ void expect_result_close(const Result& x, const Result& r, DType t, const std::s
 std::string describe(const Case& c) {
   return std::string(attention_kind_name(c.kind)) + " " + dtype_name(c.dtype) + " H=" + std::to_string(c.H) +
          " C=" + std::to_string(c.C) + " pad=" + std::to_string(c.pad) + " p=" + std::to_string(c.dropout) +
-         " edge_dim=" + std::to_string(c.edge_dim) + (c.out_bias ? " out_bias" : "");
+         " edge_dim=" + std::to_string(c.edge_dim) + (c.out_bias ? " out_bias" : "") +
+         (c.shared_kv ? " shared_kv" : "");
 }
 
 // Every CPU variant (forward x backward) against the reference.
@@ -386,7 +391,8 @@ TEST(Attention, ReferenceBackwardMatchesFiniteDifferences) {
   const uint64_t seed = tessera::testing::seed();
   for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
     for (double p : {0.0, 0.3})
-     for (int64_t edge_dim : {0, 2}) {
+     for (int64_t edge_dim : {0, 2, -1}) {  // -1: no edge features, a key and value shared by the heads
+      if (edge_dim < 0 && kind == AttentionKind::gatv2) continue;
       Case c;
       c.kind = kind;
       c.dtype = DType::f64;
@@ -394,7 +400,8 @@ TEST(Attention, ReferenceBackwardMatchesFiniteDifferences) {
       c.C = 3;
       c.dropout = p;
       c.want_alpha = false;
-      c.edge_dim = edge_dim;
+      c.edge_dim = std::max<int64_t>(edge_dim, 0);
+      c.shared_kv = edge_dim < 0;
       Problem<int32_t> P(c, nasty_graph<int32_t>(9, 11, 3, 0, seed), seed + 3);
       const Result g = P.run(Device{}, "reference", "reference");
       // loss = <out, dout>; perturb each input entry and difference the loss.
@@ -423,7 +430,7 @@ TEST(Attention, ReferenceBackwardMatchesFiniteDifferences) {
       check(P.q, g.dq, "query");
       check(P.k, g.dk, "key");
       if (kind == AttentionKind::transformer) check(P.v, g.dv, "value");
-      if (edge_dim > 0) {
+      if (c.edge_dim > 0) {
         check(P.ea, g.dedge_attr, "edge_attr");
         check(P.ew, g.dedge_weight, "edge_weight");
       }
@@ -510,6 +517,36 @@ TEST(Attention, CpuFusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
         c.out_bias = n % 3 == 0;
         check_cpu_variants_alternating(c, 300, 257, 6, 0, s, n % 2 == 1);
       }
+}
+
+// A key and value shared by the heads (multi-query, kv_heads = 1): every CPU variant against the
+// reference (which repeats the shared slice per head and sums its gradients back), in every
+// dtype, odd widths, strided rows, dropout, the symmetric walk, a huge row, both index types.
+TEST(Attention, CpuSharedKeyValueMatchesReference) {
+  const uint64_t seed = tessera::testing::seed();
+  int n = 0;
+  for (DType t : {DType::f32, DType::f64, DType::f16, DType::bf16})
+    for (int64_t H : {2, 5})
+      for (int64_t C : {7, 32}) {
+        Case c;
+        c.dtype = t;
+        c.H = H;
+        c.C = C;
+        c.shared_kv = true;
+        c.pad = n % 3 == 1 ? 3 : 0;
+        const uint64_t s = seed + uint64_t(++n);
+        c.out_bias = n % 2 == 0;
+        c.dropout = n % 4 == 1 ? 0.25 : 0.0;
+        c.dropout_seed = s;
+        check_cpu_variants_alternating(c, 300, 257, 6, n % 5 == 0 ? 3000 : 0, s, n % 2 == 1);
+      }
+  Case c;
+  c.shared_kv = true;
+  c.H = 3;
+  c.C = 10;
+  c.symmetric = true;
+  Problem<int64_t> P(c, nasty_graph<int64_t>(400, 400, 5, 0, seed, true), seed);
+  check_cpu_variants(P, describe(c) + " symmetric seed " + std::to_string(seed));
 }
 
 // Edge features (edge_dim): every CPU variant against the reference, with dropout, strided rows,
@@ -777,6 +814,17 @@ TEST(Attention, BadInputRaisesErrorsNamingTheProblem) {
   bad = a;
   bad.value = P.v.view();
   expect_error(bad, "value");
+  bad = a;
+  bad.kv_heads = 1;  // a shared key and value: not for GATv2
+  expect_error(bad, "kv_heads = 1");
+  bad = a;
+  bad.kind = AttentionKind::transformer;
+  bad.att = nullptr;
+  bad.value = P.v.view();
+  bad.kv_heads = 3;
+  expect_error(bad, "kv_heads = 3");
+  bad.kv_heads = 1;  // the shared slice is C wide, but key holds H*C columns
+  expect_error(bad, "key has 32 columns, expected channels (one slice shared by the heads) = 16");
   auto broken = P.g;
   broken.col[0] = 99;
   bad = a;
@@ -944,6 +992,40 @@ TEST(AttentionCuda, HeadGroupsMatchReference) {
           check_cuda(P, what + " i64");
         }
       }
+}
+
+// A key and value shared by the heads (kv_heads = 1) on CUDA: the forward's head groups (8x32,
+// 4x64, 8x64) read the one slice at every head's lanes; pass 2 walks each source once per head and
+// sums the heads' gradients (heavy rows through the block merge); every dtype, exact and generic
+// widths, strided rows, dropout, the symmetric walk, both index types.
+TEST(AttentionCuda, SharedKeyValueMatchesReference) {
+  TESSERA_REQUIRE_CUDA();
+  const uint64_t seed = tessera::testing::seed();
+  const std::pair<int64_t, int64_t> shapes[] = {{8, 32}, {4, 64}, {8, 64}, {2, 128}, {8, 128}, {2, 256}, {3, 20}};
+  int n = 0;
+  for (DType t : {DType::f32, DType::f64, DType::f16, DType::bf16})
+    for (const auto& [H, C] : shapes) {
+      if (tessera::testing::small_run() && (t == DType::f16 || t == DType::f64)) continue;  // under the sanitizers
+      Case c;
+      c.dtype = t;
+      c.H = H;
+      c.C = C;
+      c.shared_kv = true;
+      const uint64_t s = seed + uint64_t(++n);
+      c.out_bias = n % 2 == 0;
+      c.dropout = n % 3 == 0 ? 0.25 : 0.0;
+      c.dropout_seed = s;
+      c.pad = n % 5 == 0 ? 1 : 0;
+      const std::string what = describe(c) + " seed " + std::to_string(s);
+      if (n % 2) {
+        Problem<int32_t> P(c, nasty_graph<int32_t>(700, 500, 9, 3000, s), s);
+        check_cuda(P, what + " i32");
+      } else {
+        c.symmetric = c.dropout == 0;
+        Problem<int64_t> P(c, nasty_graph<int64_t>(600, 600, 12, 3000, s, c.symmetric), s);
+        check_cuda(P, what + (c.symmetric ? " i64 symmetric" : " i64"));
+      }
+    }
 }
 
 // Edge features on CUDA: every dtype, exact (vectorized) and generic widths, strided rows,

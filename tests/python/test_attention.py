@@ -146,6 +146,53 @@ def test_raw_op_gradcheck_in_double(seed, kind):
     assert torch.autograd.gradcheck(f, inputs, eps=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device: the CUDA multi-query kernels run on the GPU machine"))])
+def test_raw_op_shared_key_value_is_every_head_reading_one_slice(seed, device):
+    """A key and value as wide as one head (multi-query attention): the same as the key and value
+    repeated for every head, and their gradients are the heads' gradients summed; with attention
+    weights, dropout determinism, and gradcheck in double on the CPU. GATv2 refuses it."""
+    n_src, n_dst, H, C = 300, 200, 4, 32
+    g = tessera.Graph.from_edge_index(random_edges(n_src, n_dst, 3000, device), num_nodes=n_dst, num_src=n_src)
+    t_rowptr, t_col, perm, _ = g.transpose()
+    dt = torch.float64 if device == "cpu" else torch.float32
+    q = torch.randn(n_dst, H * C, dtype=dt, device=device, requires_grad=True)
+    k = torch.randn(n_src, C, dtype=dt, device=device, requires_grad=True)
+    v = torch.randn(n_src, C, dtype=dt, device=device, requires_grad=True)
+
+    def f(q, k, v, dropout=0.0, seed=0):
+        return torch.ops.tessera.attention(g.rowptr, g.col, q, k, v, None, H, "transformer", 0.2, 0.0, dropout, seed,
+                                           True, False, t_rowptr, t_col, perm, False, 0)
+
+    out, lse, alpha = f(q, k, v)
+    want, want_lse, want_alpha = f(q, k.repeat(1, H), v.repeat(1, H))
+    tol = dict(rtol=1e-10, atol=1e-10) if dt == torch.float64 else dict(rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(out, want, **tol)
+    torch.testing.assert_close(lse, want_lse, **tol)
+    torch.testing.assert_close(alpha, want_alpha, **tol)
+    gy = torch.randn_like(out)
+    got = torch.autograd.grad(out, (q, k, v), gy)
+    ref_grads = torch.autograd.grad(want, (q, k, v), gy)
+    for u, w in zip(got, ref_grads):
+        torch.testing.assert_close(u, w, **tol)
+    a, b = f(q, k, v, 0.3, 11)[0], f(q, k, v, 0.3, 11)[0]
+    assert torch.equal(a, b)
+    torch.testing.assert_close(a, f(q, k.repeat(1, H), v.repeat(1, H), 0.3, 11)[0], **tol)
+    if device == "cpu":
+        small = tessera.Graph.from_edge_index(random_edges(9, 7, 25), num_nodes=7, num_src=9)
+        st = small.transpose()
+        args = (torch.randn(7, 6, dtype=torch.float64, requires_grad=True),
+                torch.randn(9, 3, dtype=torch.float64, requires_grad=True),
+                torch.randn(9, 3, dtype=torch.float64, requires_grad=True))
+        assert torch.autograd.gradcheck(
+            lambda q, k, v: torch.ops.tessera.attention(small.rowptr, small.col, q, k, v, None, 2, "transformer", 0.2,
+                                                        0.0, 0.0, 0, False, False, st[0], st[1], st[2], False, 0)[0],
+            args, eps=1e-6, atol=1e-6)
+    with pytest.raises(RuntimeError, match="kv_heads = 1"):
+        torch.ops.tessera.attention(g.rowptr, g.col, q, k, None, torch.randn(H * C, dtype=dt, device=device), H,
+                                    "gatv2", 0.2, 0.0, 0.0, 0, False, False)
+
+
 @pytest.mark.parametrize("kind", ["gatv2", "transformer"])
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA device: the CUDA fused bias runs on the GPU machine"))])

@@ -137,6 +137,34 @@ def test_linear_blocks_is_the_concatenated_linears_and_differentiable(seed):
                                                                                    requires_grad=True)))
 
 
+def test_linear_blocks_splits_one_input_among_the_weights(seed):
+    """One input for several weights: its consecutive column blocks are the blocks' inputs (a
+    block-diagonal product, the folded TransformerConv's W_v per head); its gradient is one buffer
+    holding the blocks' dx side by side, and the op is differentiable twice (create_graph)."""
+    for rows in (37, 70000):
+        x = torch.randn(rows, 12, dtype=torch.float64, requires_grad=True)
+        ws = [torch.randn(n, k, dtype=torch.float64, requires_grad=True) for n, k in ((6, 5), (9, 4), (2, 3))]
+        bs = [torch.randn(6, dtype=torch.float64, requires_grad=True), None,
+              torch.randn(2, dtype=torch.float64, requires_grad=True)]
+        y = torch.ops.tessera.linear_blocks([x], ws, bs)
+        parts = x.split([5, 4, 3], dim=1)
+        want = torch.cat([torch.nn.functional.linear(p, w, b) for p, w, b in zip(parts, ws, bs)], 1)
+        torch.testing.assert_close(y, want, rtol=1e-12, atol=1e-12)
+        g = torch.randn_like(y)
+        params = [x] + ws + [bs[0], bs[2]]
+        got = torch.autograd.grad((y * g).sum(), params)
+        ref = torch.autograd.grad((want * g).sum(), params)
+        for u, v in zip(got, ref):
+            torch.testing.assert_close(u, v, rtol=1e-10, atol=1e-10)
+    x = torch.randn(6, 5, dtype=torch.float64, requires_grad=True)
+    w0 = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    w1 = torch.randn(2, 2, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    f = lambda a, u, v, c: torch.ops.tessera.linear_blocks([a], [u, v], [c, None])
+    assert torch.autograd.gradcheck(f, (x, w0, w1, b))
+    assert torch.autograd.gradgradcheck(f, (x, w0, w1, b))
+
+
 def test_linear_blocks_bad_input_names_the_problem():
     x, w = torch.randn(5, 3), torch.randn(4, 3)
     with pytest.raises(RuntimeError, match="linear_blocks: 2 inputs, 1 weights and 1 biases"):
@@ -147,6 +175,9 @@ def test_linear_blocks_bad_input_names_the_problem():
         torch.ops.tessera.linear_blocks([x], [torch.randn(4, 2)], [None])
     with pytest.raises(RuntimeError, match=r"linear_blocks: bias 0 must be a \[4\] Float tensor"):
         torch.ops.tessera.linear_blocks([x], [w], [torch.randn(3)])
+    with pytest.raises(RuntimeError, match=r"linear_blocks: one input for 2 weights must be 2-D with their "
+                                           r"in_features summed \(5\) as columns, got \[5, 3\]"):
+        torch.ops.tessera.linear_blocks([x], [w, torch.randn(2, 2)], [None, None])
 
 
 def test_bad_input_names_the_problem():
@@ -222,6 +253,26 @@ def test_linear_blocks_cuda_fp32_matches_double(seed):
         _fp32_level(x.grad, g, w.t(), None)
         _fp32_level(w.grad, g.t(), x.detach().t(), None)
         at += n
+
+
+@needs_cuda
+def test_linear_blocks_split_input_cuda_fp32_matches_double(seed):
+    """One CUDA fp32 input split among the weights (the folded TransformerConv's aggregate, 8 heads
+    of K = 128 into C = 128): each block's product from its column block of the input, and the
+    input's gradient written block by block into one buffer, within the kernel's fp32-level bound."""
+    m, heads, k, n = 3000, 8, 128, 128
+    x = torch.randn(m, heads * k, device="cuda", requires_grad=True)
+    ws = [torch.randn(n, k, device="cuda", requires_grad=True) for _ in range(heads)]
+    bs = [torch.randn(n, device="cuda") for _ in range(heads)]
+    y = ops.linear_blocks([x], ws, bs)
+    gy = torch.randn_like(y)
+    y.backward(gy)
+    for h, (w, b) in enumerate(zip(ws, bs)):
+        xh = x.detach()[:, h * k:(h + 1) * k]
+        g = gy[:, h * n:(h + 1) * n]
+        _fp32_level(y[:, h * n:(h + 1) * n], xh, w, b)
+        _fp32_level(x.grad[:, h * k:(h + 1) * k], g, w.t(), None)
+        _fp32_level(w.grad, g.t(), xh.t(), None)
 
 
 @needs_cuda

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -361,8 +362,13 @@ TEST(AttentionLayers, TransformerFoldedWhereHeadsAreWiderThanTheInput) {
   auto x_in = torch::randn({n, 4}, torch::kDouble).requires_grad_();
   expect_same(plain, {{"x", x_in}}, [&] { return plain->forward(x_in, homo.g); },
               [&] { return transformer_oracle(plain, x_in, x_in, homo.src, homo.dst, Tensor()); }, "homogeneous" + at_seed);
+  // TESSERA_TRANSFORMER_FOLD=0 or 1 forces the form (A/B runs): the rule's own checks then skip.
+  const char* forced_env = std::getenv("TESSERA_TRANSFORMER_FOLD");
+  const std::string forced = forced_env ? forced_env : "";
   const Tensor b_k_grad = torch::autograd::grad({plain->forward(x_in, homo.g).sum()}, {plain->lin_key->bias})[0];
-  EXPECT_EQ(b_k_grad.abs().max().item<double>(), 0.0) << "folded: b_k's gradient" << at_seed;
+  if (forced != "0") {
+    EXPECT_EQ(b_k_grad.abs().max().item<double>(), 0.0) << "folded: b_k's gradient" << at_seed;
+  }
   const std::vector<std::pair<nn::TransformerConvOptions, std::string>> configs = {
       {nn::TransformerConvOptions(6, 8).in_channels_dst(4).heads(3).beta(true), "beta"},
       {nn::TransformerConvOptions(6, 8).in_channels_dst(4).heads(2).concat(false), "mean over heads"},
@@ -380,6 +386,7 @@ TEST(AttentionLayers, TransformerFoldedWhereHeadsAreWiderThanTheInput) {
   const auto scores = (q.index_select(0, homo.dst) * k.index_select(0, homo.src)).sum(-1) / std::sqrt(7.0);
   EXPECT_TRUE(torch::allclose(a.alpha, segment_softmax(scores, homo.dst, n), 1e-12, 1e-12)) << "alpha" << at_seed;
   // Below 4096 entries the CPU keeps the unfolded form: b_k gets the softmax's rounding noise.
+  if (forced == "1") return;
   const Case small = random_graph(30, 150, seed + 2);
   const auto x_small = torch::randn({30, 4}, torch::kDouble);
   torch::AutoGradMode grad(true);

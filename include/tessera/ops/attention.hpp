@@ -37,12 +37,18 @@
 //   Source-side gradients walk the transpose of A (built per call, or the caller's cached one from
 //   build_attention_transpose), or A itself when the caller declares the graph symmetric.
 //
+// Multi-query attention (kv_heads = 1, the Transformer without edge features): every head reads the
+//   same C-wide key and value rows (key/value A.cols x C), each with its own query and output
+//   columns; dkey and dvalue are then A.cols x C, summed over the heads. TransformerConv's folded
+//   form (python/tessera/nn/transformer.py) attends over x_src itself this way, all heads in one call.
+//
 // Types: query/key/value/out/dout and all feature gradients share one dtype (f32, f64, f16,
 //   bf16); att, datt, lse and alpha use the accumulation type (double for f64, float otherwise).
 //   Feature rows may be strided (ld >= H*C).
 //
 // Errors: shape, dtype and device mismatches, a missing att (GATv2), dropout outside [0, 1], a
-//   symmetric declaration with rows != cols, and an unknown or ineligible variant throw
+//   symmetric declaration with rows != cols, kv_heads other than 0, 1 or heads (1 with GATv2 or
+//   edge features), and an unknown or ineligible variant throw
 //   tessera::Error naming the argument ("attention: key has 5 rows but A has 7 columns").
 #include <cstdint>
 #include <string>
@@ -100,8 +106,9 @@ struct AttentionArgs {
   CsrView<I> A;                // rows = targets, cols = sources; A.values is ignored
   int64_t heads = 1, channels = 0;
   DenseView query;             // A.rows x H*C: q (Transformer) or x_r (GATv2)
-  DenseView key;               // A.cols x H*C: k (Transformer) or x_l (GATv2, also the value)
-  DenseView value;             // A.cols x H*C: v (Transformer); GATv2: leave empty (data null)
+  DenseView key;               // A.cols x kv_width(): k (Transformer) or x_l (GATv2, also the value)
+  DenseView value;             // A.cols x kv_width(): v (Transformer); GATv2: leave empty (data null)
+  int64_t kv_heads = 0;        // 0 or heads: a key/value slice per head; 1: shared by every head
   const void* att = nullptr;   // GATv2: H*C attention vector, accumulation type
   double negative_slope = 0.2; // GATv2
   double scale = 0;            // Transformer: 0 means 1/sqrt(C)
@@ -118,6 +125,10 @@ struct AttentionArgs {
 
   double logit_scale() const;
   bool has_edge_features() const { return edge_attr.data != nullptr; }
+  bool shared_kv() const { return kv_heads == 1 && heads > 1; }
+  int64_t kv_width() const { return shared_kv() ? channels : heads * channels; }
+  // Column of head h's key/value slice within a key/value row.
+  int64_t kv_col(int64_t h) const { return shared_kv() ? 0 : h * channels; }
 };
 
 template <class I>
@@ -125,8 +136,8 @@ struct AttentionBackwardArgs {
   AttentionArgs<I> fwd;        // the forward's inputs and lse (read); out and alpha not used
   DenseView dout;              // A.rows x H*C
   DenseView dquery;            // A.rows x H*C (written)
-  DenseView dkey;              // A.cols x H*C (written; GATv2: the whole gradient of x_l)
-  DenseView dvalue;            // A.cols x H*C (written, Transformer only)
+  DenseView dkey;              // A.cols x kv_width() (written; GATv2: the whole gradient of x_l)
+  DenseView dvalue;            // A.cols x kv_width() (written, Transformer only)
   void* datt = nullptr;        // GATv2: H*C accumulation type (written)
   DenseView dedge_attr;        // with edge features: A.nnz x D (written)
   void* dedge_weight = nullptr;  // with edge features: H*C x D accumulation type (written)

@@ -127,8 +127,11 @@ def products(x: Tensor, weights, biases):
 def products_side_by_side(xs, weights, biases) -> Tensor:
     """cat([x w^T + b for x, w, b in zip(xs, weights, biases)], 1) without the concatenation: each
     product written into its column block of one buffer (tessera.linear_blocks,
-    src/torch/linear_blocks_op.cpp), on the kernels products() uses."""
+    src/torch/linear_blocks_op.cpp), on the kernels products() uses. One x for several weights:
+    its consecutive column blocks (each as wide as its weight's in_features) are the inputs."""
     if _torch_tf32(xs[0]):
+        if len(xs) == 1 and len(weights) > 1:
+            xs = xs[0].split([w.size(1) for w in weights], dim=1)
         return torch.cat([torch.nn.functional.linear(x, w, b) for x, w, b in zip(xs, weights, biases)], dim=1)
     return _ops.linear_blocks(list(xs), list(weights), list(biases))
 

@@ -166,11 +166,13 @@ class TransformerConv(torch.nn.Module):
           c_h = W_k,h^T b_q,h; the last term is the same for every entry of row i, which the softmax
           cancels (b_k gets a zero gradient, as it has in exact arithmetic);
           sum_j alpha_ij v_j = W_v,h (sum_j alpha_ij x_src[j]) + b_v,h on a row with entries.
-        So each head is one attention over the K-wide x_src (as key and value, scale 1/sqrt(C)) with
-        the K-wide query M_h x_dst + c_h, and a [N_dst, K] x [K, C] product after it. Per edge and head
-        it reads K values and does 2K multiply-adds where the unfolded form reads 2C and does 2C;
-        the products are [N, K_dst] x [K_dst, K] and [N, K] x [K, C] per head, against
-        [N, K] x [K, C] three times. Rounding differs from the unfolded form's at fp32 level."""
+        So the heads' K-wide queries (one product with the stacked M_h) attend, in one multi-query
+        call, over x_src itself as every head's key and value (scale 1/sqrt(C)), and each head's
+        [N_dst, K] aggregate is projected by its [K, C] block of W_v after it (one block-diagonal
+        product). Per edge and head it does 2K multiply-adds where the unfolded form does 2C, and
+        reads one K-wide row per entry for all heads where it reads 2C per head; the products are
+        [N, K_dst] x [K_dst, H K] and H [N, K] x [K, C], against [N, K] x [K, H C] three times.
+        Rounding differs from the unfolded form's at fp32 level."""
         H, C = self.heads, self.out_channels
         k_src = x_src.size(-1)
         w_k = self.lin_key.weight.view(H, C, k_src)
@@ -179,30 +181,27 @@ class TransformerConv(torch.nn.Module):
         # The folded operators in fp32 at least, rounded once to the inputs' dtype.
         wide = torch.promote_types(x_dst.dtype, torch.float32)
         w_kt = w_k.transpose(1, 2).to(wide)
-        m = torch.bmm(w_kt, w_q.to(wide)).to(x_dst.dtype)                # [H, K, K_dst]
+        m = torch.bmm(w_kt, w_q.to(wide)).to(x_dst.dtype).view(H * k_src, -1)   # [H K, K_dst]
         b_q, b_k, b_v = self.lin_query.bias, self.lin_key.bias, self.lin_value.bias
-        c = [None] * H
+        c = None
         if b_q is not None:
-            c = torch.bmm(w_kt, b_q.view(H, C, 1).to(wide)).view(H, k_src).to(x_dst.dtype).unbind(0)
+            c = torch.bmm(w_kt, b_q.view(H, C, 1).to(wide)).view(H * k_src).to(x_dst.dtype)
         if b_v is not None and b_k is not None and b_k.requires_grad and torch.is_grad_enabled():
             b_v = b_v + 0 * b_k  # b_k's exact zero gradient, so that an optimizer sees it as PyG's
-        queries = products(x_dst, m.unbind(0), c)  # column blocks of one buffer
-        aggs, alphas = [], []
-        for query in queries:
-            agg, alpha = fused_attention("transformer", g, query, x_src, x_src, None, 1, 0.2, 1.0 / math.sqrt(C),
-                                         self.dropout, self.training, want_alpha, alpha_after_dropout=False)
-            aggs.append(agg)
-            alphas.append(alpha)
+        query = products(x_dst, [m], [c])[0]  # [N_dst, H K]: head h's query in columns h K ..
+        agg, alpha = fused_attention("transformer", g, query, x_src, x_src, None, H, 0.2, 1.0 / math.sqrt(C),
+                                     self.dropout, self.training, want_alpha, alpha_after_dropout=False)
+        del query
         # b_v goes to the rows with entries only (an empty row's sum is 0): inside the products when
         # every row has one, else as a rank-1 update mask b_v^T, whose backward is a product with
         # the mask (a [N, H*C] masked copy of the gradient cost 27 ms a call on the development machine).
         mask = g.graph.nonempty_rows() if b_v is not None else None
         fused = b_v.view(H, C).unbind(0) if b_v is not None and mask is None else [None] * H
-        out = products_side_by_side(aggs, w_v.unbind(0), fused)
-        del aggs
+        out = products_side_by_side([agg], w_v.unbind(0), fused)  # agg's column blocks, one per head
+        del agg
         if mask is not None:
             out = out.addmm_(mask.to(out.dtype), b_v.view(1, -1))
-        return out, (torch.cat(alphas, dim=1) if want_alpha else None)
+        return out, alpha
 
     def _finish(self, out: Tensor, x, attention, x_r: Optional[Tensor] = None):
         H, C = self.heads, self.out_channels

@@ -41,6 +41,7 @@ template <class T, class I, class Acc>
 struct Ctx {
   const AttentionArgs<I>& a;
   int64_t H, C, HC;
+  int64_t KS, KW;  // column step between heads' key/value slices (C, or 0 when shared) and row width
   const T *q, *k, *v;
   int64_t ldq, ldk, ldv;
   const Acc* att;
@@ -54,6 +55,7 @@ struct Ctx {
   std::vector<Acc> Wt;  // the projection transposed (D x H*C): every edge-feature loop runs over H*C
   explicit Ctx(const AttentionArgs<I>& args)
       : a(args), H(args.heads), C(args.channels), HC(args.heads * args.channels),
+        KS(args.shared_kv() ? 0 : args.channels), KW(args.kv_width()),
         q(args.query.template as<T>()), k(args.key.template as<T>()),
         v(args.kind == AttentionKind::gatv2 ? k : args.value.template as<T>()), ldq(args.query.ld),
         ldk(args.key.ld), ldv(args.kind == AttentionKind::gatv2 ? args.key.ld : args.value.ld),
@@ -184,7 +186,7 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
   const Acc* bias = static_cast<const Acc*>(a.out_bias);
   const auto chunks = row_chunks(A.rowptr, A.rows);
   const int64_t nchunks = int64_t(chunks.size()) - 1;
-  const int64_t rowbytes = HC * int64_t(sizeof(T));
+  const int64_t rowbytes = X.KW * int64_t(sizeof(T));  // a key or value row
 #pragma omp parallel num_threads(threads_of(exec))
   {
     const size_t hc = static_cast<size_t>(HC), h1 = static_cast<size_t>(H);
@@ -213,7 +215,7 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
           for (int64_t h = 0; h < H; ++h) {
             l[h] = X.factored() ? X.logit_factored(qv.data() + h * C, kr + h * C, u.data() + h * X.D, e)
                    : X.edges()  ? X.logit_edge(qv.data() + h * C, kr + h * C, eh.data() + h * C, h, tmp.data())
-                                : X.logit(qv.data() + h * C, kr + h * C, h);
+                                : X.logit(qv.data() + h * C, kr + h * X.KS, h);
             m[h] = std::max(m[h], l[h]);
           }
         }
@@ -230,7 +232,7 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
             l[h] = p;
             const Acc w = p * X.drop(e, h);
             if (w != 0) {
-              axpy(acc.data() + h * C, w, vr + h * C, C);
+              axpy(acc.data() + h * C, w, vr + h * X.KS, C);
               if (edge_msg) axpy(wa.data() + h * X.D, w, X.ea + e * X.lde, X.D);
             }
           }
@@ -274,7 +276,7 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
   const int64_t ldo = bw.dout.ld;
   const int nt = threads_of(exec);
   std::vector<Acc> delta(size_t(A.rows * H));
-  const int64_t rowbytes = HC * int64_t(sizeof(T));
+  const int64_t rowbytes = HC * int64_t(sizeof(T)), kvbytes = X.KW * int64_t(sizeof(T));
 
   // Pass 1, per target i. Walk 1 recomputes alpha_ij = exp(e_ij - lse_i) and alpha_ij dA_ij into
   // row scratch and sums Delta_i (from the edges, so it stays exact when out is 16-bit; out is
@@ -330,8 +332,8 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
         for (int64_t e = b; e < end; ++e) {
           if (e + kAhead < A.nnz) {
             const int64_t jn = A.col[e + kAhead];
-            prefetch_row(X.k + jn * X.ldk, rowbytes);
-            if (!gat) prefetch_row(X.v + jn * X.ldv, rowbytes);
+            prefetch_row(X.k + jn * X.ldk, kvbytes);
+            if (!gat) prefetch_row(X.v + jn * X.ldv, kvbytes);
           }
           const int64_t j = A.col[e];
           const T* kr = X.k + j * X.ldk;
@@ -341,9 +343,9 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
           for (int64_t h = 0; h < H; ++h) {
             const Acc lg = factored ? X.logit_factored(qv.data() + h * C, kr + h * C, uq + h * Dm, e)
                            : edges  ? X.logit_edge(qv.data() + h * C, kr + h * C, ehe + h * C, h, tmp.data())
-                                    : X.logit(qv.data() + h * C, kr + h * C, h);
+                                    : X.logit(qv.data() + h * C, kr + h * X.KS, h);
             const Acc p = std::exp(lg - li[h]);
-            Acc dA = dot(dov.data() + h * C, vr + h * C, C);
+            Acc dA = dot(dov.data() + h * C, vr + h * X.KS, C);
             if (factored) dA += dot(uo + h * Dm, X.ea + e * X.lde, Dm);  // the message is value + eh
             const Acc pdA = p * X.drop(e, h) * dA;
             D[size_t(h)] += pdA;
@@ -384,7 +386,7 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
             const Acc dS = G[size_t((e - b) * H + h)] - P[size_t((e - b) * H + h)] * D[size_t(h)];
             Acc* __restrict d = dq.data() + h * C;
             if (!gat) {
-              axpy(d, dS, kr + h * C, C);
+              axpy(d, dS, kr + h * X.KS, C);
               continue;
             }
             const Acc* __restrict q = qv.data() + h * C;
@@ -460,13 +462,14 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
 #pragma omp parallel num_threads(nt)
   {
     const size_t hc = static_cast<size_t>(HC);
-    std::vector<Acc> kv(hc), vv(gat ? 0 : hc), dk(hc), dv(gat ? 0 : hc);
+    const size_t kw = static_cast<size_t>(X.KW);
+    std::vector<Acc> kv(kw), vv(gat ? 0 : kw), dk(hc), dv(gat ? 0 : hc);  // dk, dv: per head
     std::vector<Acc> eh(edges && gat ? hc : 0), tmp(edges && gat ? hc : 0), qa(edges && gat ? hc : 0);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t chunk = 0; chunk < nsc; ++chunk)
       for (int64_t j = schunks[size_t(chunk)]; j < schunks[size_t(chunk) + 1]; ++j) {
-        load(kv.data(), X.k + j * X.ldk, HC);
-        if (!gat) load(vv.data(), X.v + j * X.ldv, HC);
+        load(kv.data(), X.k + j * X.ldk, X.KW);
+        if (!gat) load(vv.data(), X.v + j * X.ldv, X.KW);
         const Acc* vj = gat ? kv.data() : vv.data();
         std::fill(dk.begin(), dk.end(), Acc(0));
         std::fill(dv.begin(), dv.end(), Acc(0));
@@ -490,9 +493,9 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
             const Acc lg = factored ? X.logit_factored(kv.data() + h * C, qr + h * C, uq + h * Dm, e)
                            : edges  ? X.logit_edge(qa.data() + h * C, X.k + j * X.ldk + h * C, eh.data() + h * C,
                                                    h, tmp.data())
-                                    : X.logit(kv.data() + h * C, qr + h * C, h);
+                                    : X.logit(kv.data() + h * X.KS, qr + h * C, h);
             const Acc p = std::exp(lg - lse[i * H + h]);
-            Acc dp = dot(vj + h * C, dor + h * C, C);
+            Acc dp = dot(vj + h * X.KS, dor + h * C, C);
             if (factored) dp += dot(uo + h * Dm, X.ea + e * X.lde, Dm);
             const Acc keep = e >= 0 ? X.drop(e, h) : Acc(1);
             const Acc dS = p * (keep * dp - delta[size_t(i * H + h)]);
@@ -516,11 +519,17 @@ void backward(const AttentionBackwardArgs<I>& bw, const Exec& exec, bool symmetr
             }
           }
         }
+        if (X.KS == 0 && H > 1) {  // shared key and value: their gradients sum the heads' slices
+          for (int64_t h = 1; h < H; ++h) {
+            axpy(dk.data(), Acc(1), dk.data() + h * C, C);
+            axpy(dv.data(), Acc(1), dv.data() + h * C, C);
+          }
+        }
         T* d = bw.dkey.template as<T>() + j * bw.dkey.ld;
-        for (int64_t c = 0; c < HC; ++c) d[c] = T(dk[size_t(c)]);
+        for (int64_t c = 0; c < X.KW; ++c) d[c] = T(dk[size_t(c)]);
         if (!gat) {
           T* dvr = bw.dvalue.template as<T>() + j * bw.dvalue.ld;
-          for (int64_t c = 0; c < HC; ++c) dvr[c] = T(dv[size_t(c)]);
+          for (int64_t c = 0; c < X.KW; ++c) dvr[c] = T(dv[size_t(c)]);
         }
       }
   }

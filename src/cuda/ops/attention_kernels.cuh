@@ -102,6 +102,18 @@ __device__ __forceinline__ void load_row(Acc (&r)[CPT], const T* row, int c0, in
     for (int t = 0; t < CPT; ++t) r[t] = c0 + t < C ? Acc(to_acc(row[c0 + t])) : Acc(0);
   }
 }
+// The value row: the key's registers when the value is the key (the folded TransformerConv attends
+// over x_src as both: one load per entry instead of two), else loaded.
+template <class T, class Acc, int CPT, bool VEC>
+__device__ __forceinline__ void copy_or_load(Acc (&r)[CPT], const Acc (&key)[CPT], bool same, const T* row, int c0,
+                                             int C) {
+  if (same) {
+#pragma unroll
+    for (int t = 0; t < CPT; ++t) r[t] = key[t];
+  } else {
+    load_row<T, Acc, CPT, VEC>(r, row, c0, C);
+  }
+}
 template <class T, class Acc, int CPT, bool VEC>
 __device__ __forceinline__ void store_row(T* row, const Acc (&r)[CPT], int c0, int C) {
   if constexpr (VEC) {
@@ -154,6 +166,9 @@ struct Params {  // the layer kind is the kernels' template flag GAT, not a fiel
   const T* q = nullptr; int64_t ldq = 0;
   const T* k = nullptr; int64_t ldk = 0;
   const T* v = nullptr; int64_t ldv = 0;   // GATv2: equals k
+  bool kv_shared = false;      // one key/value slice (C wide) read by every head (multi-query)
+  bool value_is_key = false;   // the Transformer's value is its key (same rows): loaded once
+  bool head_loop = false;      // pass 2 with kv_shared: an item is a source with all its heads
   const Acc* att = nullptr;
   Acc slope = 0, scale = 1;
   uint64_t seed = 0; uint32_t threshold = 0; Acc keep_scale = 1;
@@ -335,7 +350,7 @@ template <int EPW, int HG = 1, class P, class F>
 __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
   __shared__ unsigned next_heavy;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  const unsigned groups = unsigned(p.H / HG);
+  const unsigned groups = p.head_loop ? 1u : unsigned(p.H / HG);
   if (p.heavy_list) {
     const unsigned count = unsigned(*p.heavy_count), n = count * groups;
     for (;;) {
@@ -425,6 +440,9 @@ forward_kernel(const Params<T, I, Acc> p) {
   for_each_item<EPW, HG>(p, [&](bool heavy, int64_t i, int hg, int64_t b, int64_t end, int64_t first,
                                int64_t step) {
     const int h = hg * HG + hl;  // the lane's head (hg: the item's head group)
+    // Key and value columns of the item: its heads' slices side by side, or, shared by the heads,
+    // the one slice at every head's lanes (c0 - hl*C is the lane's channel within its head).
+    const int64_t kvc = p.kv_shared ? -int64_t(hl) * p.C : int64_t(hg) * C;
     Acc qr[CPT], ar[CPT];
     load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(hg) * C, c0, C);
     zero(ar);
@@ -439,8 +457,8 @@ forward_kernel(const Params<T, I, Acc> p) {
     auto fetch = [&](int64_t e, Acc (&kr)[CPT], Acc (&vr)[CPT]) {
       if (e < end) {
         const int64_t j = p.idx[e];
-        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(hg) * C, c0, C);
-        if (!GAT) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(hg) * C, c0, C);
+        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + kvc, c0, C);
+        if (!GAT) copy_or_load<T, Acc, CPT, VEC>(vr, kr, p.value_is_key, p.v + j * p.ldv + kvc, c0, C);
       } else {
         zero(kr);
         zero(vr);
@@ -541,7 +559,7 @@ forward_kernel(const Params<T, I, Acc> p) {
         const bool valid = e < end;
         Acc kr[CPT], eh[CPT];
         zero(eh);
-        if (valid) load_row<T, Acc, CPT, VEC>(kr, p.k + int64_t(p.idx[e]) * p.ldk + int64_t(hg) * C, c0, C);
+        if (valid) load_row<T, Acc, CPT, VEC>(kr, p.k + int64_t(p.idx[e]) * p.ldk + kvc, c0, C);
         else zero(kr);
         if constexpr (EDGE) project_edge<LPE>(eh, p, wt, e, valid, h, c0);
         if constexpr (EDGE)
@@ -602,11 +620,12 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
     Acc D = 0;  // this group's part of Delta
     // Software pipeline (as in the forward): the group loads its next entry's key and value
     // before it reduces this entry's two dot products, so two entries' gathers are in flight.
+    const int64_t kvc = p.kv_shared ? 0 : int64_t(h) * C;  // the head's key/value columns
     auto fetch = [&](int64_t e, Acc (&kr)[CPT], Acc (&vr)[CPT]) {
       if (e < end) {
         const int64_t j = p.idx[e];
-        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
-        if (!GAT) load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
+        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + kvc, c0, C);
+        if (!GAT) copy_or_load<T, Acc, CPT, VEC>(vr, kr, p.value_is_key, p.v + j * p.ldv + kvc, c0, C);
       } else {
         zero(kr);
         if (!GAT) zero(vr);
@@ -700,7 +719,8 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
 
 // ---------------------------------------------------------------------------------------------
 // Backward pass 2, per (source, head): dk and dv (GATv2: the whole dx_l), walking the targets of
-// the source's out-edges.
+// the source's out-edges. With a key and value shared by the heads (head_loop), per source: the
+// item walks its targets once per head and sums the heads' gradients in registers.
 template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::sources>()))
 backward_sources_kernel(const Params<T, I, Acc> p) {
@@ -717,108 +737,113 @@ backward_sources_kernel(const Params<T, I, Acc> p) {
     wt = stage_edge_weight<CPT>(p, sum_s, true, dwl);
     sum_s += edge_smem_elems<CPT>(p, true);
   }
-  for_each_item<EPW>(p, [&](bool heavy, int64_t j, int h, int64_t b, int64_t end, int64_t first, int64_t step) {
+  for_each_item<EPW>(p, [&](bool heavy, int64_t j, int h_item, int64_t b, int64_t end, int64_t first, int64_t step) {
     if constexpr (EDGE)
-      if (dwl && h != slots_head) {
+      if (dwl && h_item != slots_head) {
         if (slots_head >= 0) flush_edge_weight_grad<LPE, CPT>(p, dwl, slots_head, c0);
-        slots_head = h;
+        slots_head = h_item;
       }
-    Acc kr[CPT], vr[CPT], ar[CPT];
-    load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + int64_t(h) * C, c0, C);
-    if (GAT) {
-#pragma unroll
-      for (int t = 0; t < CPT; ++t) vr[t] = kr[t];
-    } else {
-      load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + int64_t(h) * C, c0, C);
-    }
-    zero(ar);
-    if (GAT)
-#pragma unroll
-      for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
     Acc dk[CPT], dv[CPT];
     zero(dk);
     zero(dv);
-    // Software pipeline: the group loads its next entry's target rows (query, dout) and scalars
-    // before it reduces this entry's dot products.
-    // The entry's edge id is read only where it is used (dropout mask, edge features).
-    const bool need_edge = p.perm && (EDGE || p.threshold != 0);
-    auto fetch = [&](int64_t t_, Acc (&qr)[CPT], Acc (&dor)[CPT], Acc& lse_i, Acc& D_i, int64_t& edge) {
-      edge = -1;
-      if (t_ < end) {
-        const int64_t i = p.idx[t_];
-        if (need_edge) edge = p.perm[t_];
-        load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
-        load_row<T, Acc, CPT, VEC>(dor, p.dO + i * p.lddO + int64_t(h) * C, c0, C);
-        const auto ld = reinterpret_cast<const typename Pair<Acc>::type*>(p.lse_delta)[i * p.H + h];
-        lse_i = ld.x;
-        D_i = ld.y;
+    const int h_end = p.head_loop ? p.H : h_item + 1;
+    for (int h = p.head_loop ? 0 : h_item; h < h_end; ++h) {
+      const int64_t kvc = p.kv_shared ? 0 : int64_t(h) * C;  // the head's key/value columns
+      Acc kr[CPT], vr[CPT], ar[CPT];
+      load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + kvc, c0, C);
+      if (GAT) {
+#pragma unroll
+        for (int t = 0; t < CPT; ++t) vr[t] = kr[t];
       } else {
-        zero(qr);
-        zero(dor);
-        lse_i = D_i = 0;
+        load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + kvc, c0, C);
       }
-    };
-    Acc qn[CPT], don[CPT], lse_n, D_n;
-    int64_t edge_n;
-    fetch(first + g, qn, don, lse_n, D_n, edge_n);
-    for (int64_t t0 = first; t0 < end; t0 += step) {
-      const int64_t t_ = t0 + g;
-      const bool valid = t_ < end;
-      Acc qr[CPT], dor[CPT];
+      zero(ar);
+      if (GAT)
 #pragma unroll
-      for (int t = 0; t < CPT; ++t) {
-        qr[t] = qn[t];
-        dor[t] = don[t];
-      }
-      const Acc lse_i = lse_n, D_i = D_n;
-      const int64_t edge = edge_n;
-      fetch(t_ + step, qn, don, lse_n, D_n, edge_n);
-      Acc eh[CPT];  // the entry's edge features (perm is set: no symmetric walk with them)
-      zero(eh);
-      if constexpr (EDGE) project_edge<LPE>(eh, p, wt, edge, valid, h, c0);
-      Acc ke[CPT], dpp = 0;
-#pragma unroll
-      for (int t = 0; t < CPT; ++t) {
-        ke[t] = EDGE ? kr[t] + eh[t] : kr[t];
-        dpp += dor[t] * (EDGE && !GAT ? vr[t] + eh[t] : vr[t]);
-      }
-      Acc l = group_sum<LPE>(logit_part<GAT>(qr, ke, ar, p.slope));
-      const Acc dp = group_sum<LPE>(dpp);
-      if (!GAT) l *= p.scale;
-      Acc ge[CPT];  // d loss / d eh of this entry
-      zero(ge);
-      if (valid) {
-        const Acc pe = dexp(l - lse_i);
-        const Acc keep = dropout_factor(p, edge, h);
-        const Acc dS = pe * (keep * dp - D_i);
-        const Acc pk = pe * keep;
-        if (GAT) {
-#pragma unroll
-          for (int t = 0; t < CPT; ++t) {
-            const Acc z = qr[t] + ke[t];
-            ge[t] = dS * ar[t] * (z > 0 ? Acc(1) : p.slope);
-            dk[t] += ge[t] + pk * dor[t];
-          }
+        for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
+      // Software pipeline: the group loads its next entry's target rows (query, dout) and scalars
+      // before it reduces this entry's dot products.
+      // The entry's edge id is read only where it is used (dropout mask, edge features).
+      const bool need_edge = p.perm && (EDGE || p.threshold != 0);
+      auto fetch = [&](int64_t t_, Acc (&qr)[CPT], Acc (&dor)[CPT], Acc& lse_i, Acc& D_i, int64_t& edge) {
+        edge = -1;
+        if (t_ < end) {
+          const int64_t i = p.idx[t_];
+          if (need_edge) edge = p.perm[t_];
+          load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(h) * C, c0, C);
+          load_row<T, Acc, CPT, VEC>(dor, p.dO + i * p.lddO + int64_t(h) * C, c0, C);
+          const auto ld = reinterpret_cast<const typename Pair<Acc>::type*>(p.lse_delta)[i * p.H + h];
+          lse_i = ld.x;
+          D_i = ld.y;
         } else {
+          zero(qr);
+          zero(dor);
+          lse_i = D_i = 0;
+        }
+      };
+      Acc qn[CPT], don[CPT], lse_n, D_n;
+      int64_t edge_n;
+      fetch(first + g, qn, don, lse_n, D_n, edge_n);
+      for (int64_t t0 = first; t0 < end; t0 += step) {
+        const int64_t t_ = t0 + g;
+        const bool valid = t_ < end;
+        Acc qr[CPT], dor[CPT];
 #pragma unroll
-          for (int t = 0; t < CPT; ++t) {
-            dk[t] += dS * p.scale * qr[t];
-            dv[t] += pk * dor[t];
-            ge[t] = dS * p.scale * qr[t] + pk * dor[t];
+        for (int t = 0; t < CPT; ++t) {
+          qr[t] = qn[t];
+          dor[t] = don[t];
+        }
+        const Acc lse_i = lse_n, D_i = D_n;
+        const int64_t edge = edge_n;
+        fetch(t_ + step, qn, don, lse_n, D_n, edge_n);
+        Acc eh[CPT];  // the entry's edge features (perm is set: no symmetric walk with them)
+        zero(eh);
+        if constexpr (EDGE) project_edge<LPE>(eh, p, wt, edge, valid, h, c0);
+        Acc ke[CPT], dpp = 0;
+#pragma unroll
+        for (int t = 0; t < CPT; ++t) {
+          ke[t] = EDGE ? kr[t] + eh[t] : kr[t];
+          dpp += dor[t] * (EDGE && !GAT ? vr[t] + eh[t] : vr[t]);
+        }
+        Acc l = group_sum<LPE>(logit_part<GAT>(qr, ke, ar, p.slope));
+        const Acc dp = group_sum<LPE>(dpp);
+        if (!GAT) l *= p.scale;
+        Acc ge[CPT];  // d loss / d eh of this entry
+        zero(ge);
+        if (valid) {
+          const Acc pe = dexp(l - lse_i);
+          const Acc keep = dropout_factor(p, edge, h);
+          const Acc dS = pe * (keep * dp - D_i);
+          const Acc pk = pe * keep;
+          if (GAT) {
+#pragma unroll
+            for (int t = 0; t < CPT; ++t) {
+              const Acc z = qr[t] + ke[t];
+              ge[t] = dS * ar[t] * (z > 0 ? Acc(1) : p.slope);
+              dk[t] += ge[t] + pk * dor[t];
+            }
+          } else {
+#pragma unroll
+            for (int t = 0; t < CPT; ++t) {
+              dk[t] += dS * p.scale * qr[t];
+              dv[t] += pk * dor[t];
+              ge[t] = dS * p.scale * qr[t] + pk * dor[t];
+            }
           }
         }
+        if constexpr (EDGE) edge_gradients<LPE>(p, wt, dwl, ge, valid, edge, h, c0);
       }
-      if constexpr (EDGE) edge_gradients<LPE>(p, wt, dwl, ge, valid, edge, h, c0);
-    }
+    }  // heads
     merge_groups_sum<LPE>(dk);
     if (!GAT) merge_groups_sum<LPE>(dv);
     if (heavy) {
       block_sum<LPE, CPT>(dk, sum_s);
       if (!GAT) block_sum<LPE, CPT>(dv, sum_s);
     }
+    const int64_t kvc = p.kv_shared ? 0 : int64_t(h_item) * C;
     if ((!heavy || warp == 0) && g == 0) {
-      store_row<T, Acc, CPT, VEC>(p.dk + j * p.lddk + int64_t(h) * C, dk, c0, C);
-      if (!GAT) store_row<T, Acc, CPT, VEC>(p.dv + j * p.lddv + int64_t(h) * C, dv, c0, C);
+      store_row<T, Acc, CPT, VEC>(p.dk + j * p.lddk + kvc, dk, c0, C);
+      if (!GAT) store_row<T, Acc, CPT, VEC>(p.dv + j * p.lddv + kvc, dv, c0, C);
     }
   });
   if constexpr (EDGE)

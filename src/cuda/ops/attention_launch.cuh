@@ -171,6 +171,8 @@ Params<D, I, Acc> common_params(const AttentionArgs<I>& a) {
   p.k = static_cast<const D*>(a.key.data); p.ldk = a.key.ld;
   const DenseView& v = a.kind == AttentionKind::gatv2 ? a.key : a.value;
   p.v = static_cast<const D*>(v.data); p.ldv = v.ld;
+  p.kv_shared = a.shared_kv();
+  p.value_is_key = a.kind == AttentionKind::transformer && v.data == a.key.data && v.ld == a.key.ld;
   p.att = static_cast<const Acc*>(a.att);
   p.slope = Acc(a.negative_slope);
   p.scale = Acc(a.logit_scale());
@@ -206,15 +208,17 @@ void with_edge_config(int C, bool aligned, F&& f) {
 // 8.28 / 7.92, clustered 10.8 / 10.2), where GATv2's gained (R-MAT 17.2 / 19.1) and the
 // Transformer's 4-head groups gained on the grid (2.29 / 2.74) and the clustered graph (2.56 /
 // 2.75), lost on R-MAT (8.47 / 7.29), and tied at degree 4 (bench/results/h200_20261205b).
+// A Transformer whose value is its key (one row per entry, as GATv2's) groups at C = 128 too: the
+// folded TransformerConv's multi-query call, where a group's heads also share that one row.
 // TESSERA_ATTENTION_HEAD_GROUPS=0 turns them off, =1 on wherever they apply (A/B runs).
 template <class T, bool EDGE>
-int forward_head_group(int64_t heads, int64_t C, bool aligned, AttentionKind kind) {
+int forward_head_group(int64_t heads, int64_t C, bool aligned, AttentionKind kind, bool value_is_key) {
   static const int forced = [] {
     const char* e = std::getenv("TESSERA_ATTENTION_HEAD_GROUPS");
     return !e ? -1 : std::string(e) == "0" ? 0 : std::string(e) == "1" ? 1 : -1;
   }();
   if (forced == 0 || EDGE || sizeof(T) == 8 || !aligned || (C != 32 && C != 64 && C != 128)) return 1;
-  if (forced == -1 && kind == AttentionKind::transformer && C == 128) return 1;
+  if (forced == -1 && kind == AttentionKind::transformer && !value_is_key && C == 128) return 1;
   const int64_t hg = 256 / C;
   return heads % hg == 0 ? int(hg) : 1;
 }
@@ -252,7 +256,7 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   p.alpha = static_cast<Acc*>(a.alpha);
   p.alpha_after_dropout = a.alpha_after_dropout;
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
-  const int hg = forward_head_group<T, EDGE>(a.heads, a.channels, aligned, a.kind);
+  const int hg = forward_head_group<T, EDGE>(a.heads, a.channels, aligned, a.kind, p.value_is_key);
   Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, a.heads / hg, s);
   // An item's channels (hg heads side by side) pick the configuration: 256 with head groups.
   with_edge_config<T, EDGE>(p.C * hg, aligned, [&](auto cpt, auto lpe, auto vec) {
@@ -341,12 +345,14 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
     p2.ptr = wptr;
     p2.idx = widx;
     p2.perm = wperm;
+    // A shared key and value: an item is a source with all its heads, whose gradients it sums.
+    p2.head_loop = a.shared_kv();
     with_kind(a.kind, [&](auto kind) {
       constexpr bool GAT = decltype(kind)::value;
       launch_items(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, GAT>, p1, sched_t, w_bytes + datt_bytes,
                    w_bytes + datt_bytes + warp_sums, s);
       launch_items(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, GAT>, p2, sched_s, wdw_bytes,
-                   wdw_bytes + warp_sums, s);
+                   wdw_bytes + warp_sums, s, p2.head_loop ? p2.H : 1);
     });
   });
   if constexpr (EDGE) {

@@ -66,10 +66,16 @@ void validate_common(const AttentionArgs<I>& a, const char* who, bool need_out) 
   const int64_t w = a.heads * a.channels;
   const DType t = a.query.dtype;
   const Device& d = a.A.device;
+  TESSERA_CHECK(a.kv_heads == 0 || a.kv_heads == 1 || a.kv_heads == a.heads, who, ": kv_heads = ", a.kv_heads,
+                ", expected 1 (shared key and value) or heads = ", a.heads);
+  if (a.shared_kv())
+    TESSERA_CHECK(a.kind == AttentionKind::transformer && !a.has_edge_features(), who,
+                  ": a key and value shared by the heads (kv_heads = 1) need the Transformer without edge features");
+  const char* kv_what = a.shared_kv() ? "channels (one slice shared by the heads)" : "heads*channels";
   check_matrix<I>(who, "query", a.query, a.A.rows, "A.rows (targets)", w, t, d);
-  check_matrix<I>(who, "key", a.key, a.A.cols, "A.cols (sources)", w, t, d);
+  check_matrix<I>(who, "key", a.key, a.A.cols, "A.cols (sources)", a.kv_width(), t, d, kv_what);
   if (a.kind == AttentionKind::transformer)
-    check_matrix<I>(who, "value", a.value, a.A.cols, "A.cols (sources)", w, t, d);
+    check_matrix<I>(who, "value", a.value, a.A.cols, "A.cols (sources)", a.kv_width(), t, d, kv_what);
   else
     TESSERA_CHECK(a.value.data == nullptr, who, ": GATv2 takes its value from key (x_l); pass no value");
   if (need_out || a.out.data) check_matrix<I>(who, "out", a.out, a.A.rows, "A.rows (targets)", w, t, d);
@@ -111,9 +117,10 @@ void validate_attention_backward(const AttentionBackwardArgs<I>& b) {
   const Device& d = a.A.device;
   check_matrix<I>(who, "dout", b.dout, a.A.rows, "A.rows (targets)", w, t, d);
   check_matrix<I>(who, "dquery", b.dquery, a.A.rows, "A.rows (targets)", w, t, d);
-  check_matrix<I>(who, "dkey", b.dkey, a.A.cols, "A.cols (sources)", w, t, d);
+  const char* kv_what = a.shared_kv() ? "channels (one slice shared by the heads)" : "heads*channels";
+  check_matrix<I>(who, "dkey", b.dkey, a.A.cols, "A.cols (sources)", a.kv_width(), t, d, kv_what);
   if (a.kind == AttentionKind::transformer)
-    check_matrix<I>(who, "dvalue", b.dvalue, a.A.cols, "A.cols (sources)", w, t, d);
+    check_matrix<I>(who, "dvalue", b.dvalue, a.A.cols, "A.cols (sources)", a.kv_width(), t, d, kv_what);
   else
     TESSERA_CHECK(b.datt, who, ": GATv2 needs datt");
   if (a.has_edge_features()) {
@@ -152,7 +159,7 @@ tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
     r.add({"cuda.wsb", tune::Backend::cuda, [](const AttentionArgs<I>& a) { return detail::attention_wsb_eligible(a); },
            [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda_wsb(a, e); },
            "tensor cores, Transformer f16/bf16, C in {16,32,64,128}, no dropout / weights / edge "
-           "features / out_bias: WSB 16-row windows, mma Q K^T and P V, bitmap mask, online softmax"});
+           "features / out_bias / shared key and value: WSB 16-row windows, mma Q K^T and P V, bitmap mask, online softmax"});
 #endif
     r.set_heuristic([](const AttentionArgs<I>&, const Device& d) -> std::string {
       return d.is_cuda() ? "cuda.fused" : "cpu.fused";
@@ -206,7 +213,8 @@ template <class I>
 tune::Key attention_key(const char* pass, const AttentionArgs<I>& a, const Exec& exec) {
   const auto sig = tune::GraphSignature::of(a.A.rows, a.A.nnz, -1);
   return {tune::device_key(exec.device), std::string(pass) + "." + attention_kind_name(a.kind),
-          std::string(dtype_name(a.query.dtype)) + "/" + index_name(index_of<I>::value) + "/H" + std::to_string(a.heads),
+          std::string(dtype_name(a.query.dtype)) + "/" + index_name(index_of<I>::value) + "/H" + std::to_string(a.heads) +
+              (a.shared_kv() ? "/kv1" : ""),
           sig.str(), tune::width_bucket(a.channels)};
 }
 

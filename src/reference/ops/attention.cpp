@@ -1,5 +1,6 @@
 // Attention reference backend: the oracle. Obvious per-edge loops in double, edge tensors
 // allowed (logits and alpha per edge are materialized), every dtype.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -31,6 +32,25 @@ void store(const Mat& src, const DenseView& m) {
       for (int64_t c = 0; c < m.cols; ++c) m.template as<T>()[i * m.ld + c] = T(src.v[i * m.cols + c]);
   });
 }
+// A key or value shared by every head (multi-query attention), repeated into each head's slice,
+// so that the loops below read every head's own slice either way.
+Mat per_head(Mat m, bool shared, int64_t heads) {
+  if (!shared) return m;
+  Mat out{m.rows, m.cols * heads, std::vector<double>(size_t(m.rows * m.cols * heads))};
+  for (int64_t i = 0; i < m.rows; ++i)
+    for (int64_t h = 0; h < heads; ++h) std::copy(m.row(i), m.row(i) + m.cols, out.row(i) + h * m.cols);
+  return out;
+}
+// The gradient of a shared key or value: the heads' slices summed.
+Mat sum_heads(const Mat& m, bool shared, int64_t heads) {
+  if (!shared) return m;
+  const int64_t C = m.cols / heads;
+  Mat out{m.rows, C, std::vector<double>(size_t(m.rows * C), 0.0)};
+  for (int64_t i = 0; i < m.rows; ++i)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t c = 0; c < C; ++c) out.row(i)[c] += m.row(i)[h * C + c];
+  return out;
+}
 bool is_f64(const DenseView& m) { return m.dtype == DType::f64; }
 double read_acc(const void* p, bool f64, int64_t i) {
   return f64 ? static_cast<const double*>(p)[i] : double(static_cast<const float*>(p)[i]);
@@ -53,8 +73,9 @@ struct Edges {
   double keep_scale;
 
   explicit Edges(const AttentionArgs<I>& args)
-      : a(args), H(args.heads), C(args.channels), q(load(args.query)), k(load(args.key)),
-        v(args.kind == AttentionKind::gatv2 ? k : load(args.value)),
+      : a(args), H(args.heads), C(args.channels), q(load(args.query)),
+        k(per_head(load(args.key), args.shared_kv(), args.heads)),
+        v(args.kind == AttentionKind::gatv2 ? k : per_head(load(args.value), args.shared_kv(), args.heads)),
         threshold(attention_dropout_threshold(args.dropout)),
         keep_scale(args.dropout >= 1 ? 0.0 : 1.0 / (1.0 - args.dropout)) {
     const bool f64 = is_f64(args.query);
@@ -192,10 +213,10 @@ void attention_backward_reference(const AttentionBackwardArgs<I>& b, const Exec&
     for (size_t x = 0; x < dk.v.size(); ++x) dk.v[x] += dv.v[x];
     for (int64_t x = 0; x < H * C; ++x) write_acc(b.datt, is_f64(a.query), x, datt[x]);
   } else {
-    store(dv, b.dvalue);
+    store(sum_heads(dv, a.shared_kv(), H), b.dvalue);
   }
   store(dq, b.dquery);
-  store(dk, b.dkey);
+  store(sum_heads(dk, a.shared_kv(), H), b.dkey);
   if (a.has_edge_features()) {
     const int64_t D = E.ea.cols;
     Mat dea{A.nnz, D, std::vector<double>(size_t(A.nnz * D), 0.0)};
