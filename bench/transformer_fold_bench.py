@@ -71,7 +71,7 @@ def main():
 
     rows = []
     # Generator specs hold commas: with one of them in the list, graphs are separated by ';'.
-    for name in a.graphs.split(";" if ":" in a.graphs else ","):
+    for name in filter(None, a.graphs.split(";" if ":" in a.graphs else ",")):
         loaded = bc.load_graph(name, a.data_dir)
         if loaded is None:
             print(f"{name}: not under {a.data_dir}, skipped")

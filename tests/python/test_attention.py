@@ -93,21 +93,23 @@ def test_transformer_folded_matches_pyg_semantics(seed, heads, channels, concat,
 
 
 def test_transformer_folds_where_heads_are_wider_than_the_input(seed, monkeypatch):
-    """On the CPU the folded form runs where C > K on graphs of at least FOLD_MIN_ENTRIES entries,
-    and not with dropout in training; forced off, the unfolded one; both give PyG's semantics
-    (float32 tolerance)."""
+    """On the CPU the folded form runs where C > K on any graph and where C = K on graphs of at least
+    FOLD_CPU_EQUAL_MIN_ENTRIES entries (lowered here), never where C < K nor with dropout in
+    training; forced off, the unfolded one; both give PyG's semantics (float32 tolerance)."""
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", "")  # the rule, whatever TESSERA_TRANSFORMER_FOLD says
+    monkeypatch.setattr(transformer, "FOLD_CPU_EQUAL_MIN_ENTRIES", 4096)
     calls = []
     real = TransformerConv._folded_attention
     monkeypatch.setattr(TransformerConv, "_folded_attention", lambda *a: calls.append(1) or real(*a))
     x = torch.randn(600, 8)
-    ei, small = random_edges(600, 600, transformer.FOLD_MIN_ENTRIES), random_edges(600, 600, 300)
-    wide, narrow = TransformerConv(8, 16, heads=2), TransformerConv(8, 8, heads=2)
-    for mod, edges, folds in ((wide, ei, True), (narrow, ei, False), (wide, small, False)):
+    ei, small = random_edges(600, 600, 4096), random_edges(600, 600, 300)
+    wide, equal, narrow = TransformerConv(8, 16, heads=2), TransformerConv(8, 8, heads=2), TransformerConv(8, 4, heads=3)
+    for mod, edges, folds in ((wide, ei, True), (wide, small, True), (equal, ei, True), (equal, small, False),
+                              (narrow, ei, False)):
         calls.clear()
         check_module(mod, ref.transformer_conv, x, edges, 1e-4)
-        assert bool(calls) == folds
+        assert bool(calls) == folds, (mod, edges.size(1))
     calls.clear()
     monkeypatch.setattr(transformer, "_FOLD", "0")
     check_module(wide, ref.transformer_conv, x, ei, 1e-4)

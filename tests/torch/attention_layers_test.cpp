@@ -348,8 +348,9 @@ TEST(AttentionLayers, LargeCpuProjectionsMatchTheOracle) {
 }
 
 // The folded form (no q, k or v; transformer.cpp's folded_attention), which the CPU takes where the
-// head width exceeds the input width, on graphs of at least 4096 entries: every option that reads it, on blocks with targets that have
-// no entries (no b_v there), against the oracle; b_k's gradient is exactly zero (the softmax cancels
+// head width exceeds the input width (on any graph; where they are equal, on large graphs only):
+// every option that reads it, on blocks with targets that have no entries (no b_v there), against
+// the oracle; b_k's gradient is exactly zero (the softmax cancels
 // q_i . b_k; PyG's is rounding noise), which also shows that the folded form ran. Its attention
 // weights are the softmax of the unfolded logits.
 TEST(AttentionLayers, TransformerFoldedWhereHeadsAreWiderThanTheInput) {
@@ -385,13 +386,19 @@ TEST(AttentionLayers, TransformerFoldedWhereHeadsAreWiderThanTheInput) {
   const auto q = plain->lin_query->forward(x).view({-1, 3, 7}), k = plain->lin_key->forward(x).view({-1, 3, 7});
   const auto scores = (q.index_select(0, homo.dst) * k.index_select(0, homo.src)).sum(-1) / std::sqrt(7.0);
   EXPECT_TRUE(torch::allclose(a.alpha, segment_softmax(scores, homo.dst, n), 1e-12, 1e-12)) << "alpha" << at_seed;
-  // Below 4096 entries the CPU keeps the unfolded form: b_k gets the softmax's rounding noise.
+  // Heads as wide as the input fold on the CPU only on graphs of 2^18 entries and more: on a small
+  // graph the unfolded form runs, and b_k gets the softmax's rounding noise.
   if (forced == "1") return;
   const Case small = random_graph(30, 150, seed + 2);
   const auto x_small = torch::randn({30, 4}, torch::kDouble);
+  nn::TransformerConv equal(nn::TransformerConvOptions(4, 4).heads(3));
+  equal->to(torch::kDouble);
   torch::AutoGradMode grad(true);
-  const Tensor noise = torch::autograd::grad({plain->forward(x_small, small.g).sum()}, {plain->lin_key->bias})[0];
-  EXPECT_GT(noise.abs().max().item<double>(), 0.0) << "small graph: unfolded" << at_seed;
+  const Tensor noise = torch::autograd::grad({equal->forward(x_small, small.g).sum()}, {equal->lin_key->bias})[0];
+  EXPECT_GT(noise.abs().max().item<double>(), 0.0) << "C = K on a small graph: unfolded" << at_seed;
+  if (forced == "0") return;
+  const Tensor zero = torch::autograd::grad({plain->forward(x_small, small.g).sum()}, {plain->lin_key->bias})[0];
+  EXPECT_EQ(zero.abs().max().item<double>(), 0.0) << "C > K on a small graph: folded" << at_seed;
 }
 
 // The CUDA path of the same layers (fused kernels in double; the GATv2 loops' features gathered by

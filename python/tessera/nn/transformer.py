@@ -10,10 +10,10 @@ lin_skip(x_dst), gated by beta = sigmoid(lin_beta([out, x_r, out - x_r])) when b
 Attention weights (return_attention_weights) are returned before dropout, as PyG does.
 
 Folded form (TransformerConv._folded_attention): without edge features, and not with dropout in
-training, the layer can make no q, k or v at all. Per head it attends over x_src itself with the
-query (W_k,h^T W_q,h) x_dst + W_k,h^T b_q,h and applies W_v,h after the aggregation. That is less
-work wherever the head width C exceeds the input width K; the CPU takes it there on graphs of at
-least FOLD_MIN_ENTRIES (4096) entries.
+training, the layer can make no q, k or v at all. Every head attends over x_src itself (one
+multi-query call) with the query (W_k,h^T W_q,h) x_dst + W_k,h^T b_q,h and applies W_v,h after the
+aggregation. That is less work wherever the head width C is at least the input width K; where it
+runs unforced is measured per device (FOLD_CPU_EQUAL_MIN_ENTRIES, FOLD_CUDA_MIN_ENTRIES).
 
 Edge features (``edge_dim``/``edge_attr``): e = lin_edge(edge_attr) (no bias) is added to k_j and
 v_j as PyG does. The fused kernels (CPU and CUDA) project each edge's features where they use them:
@@ -42,12 +42,18 @@ from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_att
 
 # TESSERA_TRANSFORMER_FOLD=1 / 0 forces the folded form on or off (TransformerConv._folds).
 _FOLD = os.environ.get("TESSERA_TRANSFORMER_FOLD", "")
-# The folded form's smallest graph on the CPU (TransformerConv._folds). Measured on the development
-# machine (2 cores), folded against unfolded (bench/results/transformer_fold_cpu_20261205.txt): 980
-# entries (K = 16, 4x32) forward 0.43 -> 0.56 ms, forward+backward 1.51 -> 2.00 ms (the per-head
-# calls' fixed costs); 10828 entries (K = 32, 2x64) 3.05 -> 2.20 and 10.6 -> 8.2 ms; 88714 entries
-# (K = 64, 2x128) 1.05x and 1.11x. The threshold sits between the first two.
-FOLD_MIN_ENTRIES = 4096
+# Where the folded form runs unforced (TransformerConv._folds), from bench/transformer_fold_bench.py,
+# folded against unfolded in one run (bench/results/transformer_fold_mq_*):
+# - CPU (development machine, 2 cores): at C > K it won on every graph measured (980 entries 1.19-1.21x
+#   forward, 1.02-1.08x forward+backward; R-MAT 2^16 at K = 128, 2x256: 1.49x and 1.31x); at C = K on
+#   R-MAT 2^16 (955K entries; K = 64 and 128: 1.26-1.37x, 1.16-1.34x) but not on the small graphs
+#   (10828 entries at K = 32: forward+backward 0.45-0.86x), hence FOLD_CPU_EQUAL_MIN_ENTRIES.
+# - CUDA (H100): at C >= K on the 2^20-node graphs and the clustered one (4.2M-16M entries; 2x256
+#   1.77-2.74x forward, 1.61-1.95x forward+backward; 8x128 1.32-1.61x, 1.13-1.19x); on PubMed (88648
+#   entries) the forward gained 6-12% and forward+backward lost 12-16%, on Cora both lost (the folded
+#   operators' host-side setup), hence FOLD_CUDA_MIN_ENTRIES. At C < K it lost everywhere.
+FOLD_CPU_EQUAL_MIN_ENTRIES = 2 ** 18
+FOLD_CUDA_MIN_ENTRIES = 2 ** 20
 
 
 class TransformerConv(torch.nn.Module):
@@ -133,17 +139,19 @@ class TransformerConv(torch.nn.Module):
         """Whether this call takes the folded form (_folded_attention): the caller has checked that
         there are no edge features. Not with dropout in training (the value bias needs each row's
         sum of alpha, which is 1 only without dropout). TESSERA_TRANSFORMER_FOLD=1 or 0 forces it
-        either way where it can run (for A/B measurements); else on the CPU where the head width C
-        exceeds the input width K, where it does less work per edge and in the products, on graphs
-        of at least FOLD_MIN_ENTRIES entries (bench/results/transformer_fold_cpu_20261205.*: R-MAT
-        2^16 at K = 128, 2x256 1.31-1.83x faster, C = K and C < K slower; a graph of 980 entries
-        slower, from its H attention calls' fixed costs). On CUDA it waits for its measurement."""
+        either way where it can run (for A/B measurements); else where the head width C is at least
+        the input width K, so that it does no more work per edge and less in the products: on the
+        CPU where C > K, or C = K on graphs of at least FOLD_CPU_EQUAL_MIN_ENTRIES entries; on CUDA
+        on graphs of at least FOLD_CUDA_MIN_ENTRIES (the measurements are at those constants)."""
         if self.training and self.dropout > 0:
             return False
         forced = _FOLD
         if forced in ("0", "1"):
             return forced == "1"
-        return x_src.is_cpu and x_src.size(-1) < self.out_channels and nnz >= FOLD_MIN_ENTRIES
+        k, c = x_src.size(-1), self.out_channels
+        if x_src.is_cpu:
+            return c > k or (c == k and nnz >= FOLD_CPU_EQUAL_MIN_ENTRIES)
+        return c >= k and nnz >= FOLD_CUDA_MIN_ENTRIES
 
     def _project(self, x, fold: bool):
         """q, k, v, and on the CPU the skip projection too (there the ones reading one tensor are one
