@@ -44,8 +44,9 @@ from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_att
 _FOLD = os.environ.get("TESSERA_TRANSFORMER_FOLD", "")
 # Where the folded form runs unforced (TransformerConv._folds), from bench/transformer_fold_bench.py,
 # folded against unfolded in one run (bench/results/transformer_fold_mq_*):
-# - CPU (development machine, 2 cores): at C > K it won on every graph measured (980 entries 1.19-1.21x
-#   forward, 1.02-1.08x forward+backward; R-MAT 2^16 at K = 128, 2x256: 1.49x and 1.31x); at C = K on
+# - CPU (development machine, 2 cores): at C > K the forward+backward won on every graph measured
+#   (980 entries 1.02-1.08x, 10828 1.50-2.23x, 88714 1.12-1.51x over five runs, R-MAT 2^16 at K = 128
+#   2x256 1.31x), the forward too (1.19-1.55x) but on the 88714-entry graph (0.83-1.23x); at C = K on
 #   R-MAT 2^16 (955K entries; K = 64 and 128: 1.26-1.37x, 1.16-1.34x) but not on the small graphs
 #   (10828 entries at K = 32: forward+backward 0.45-0.86x), hence FOLD_CPU_EQUAL_MIN_ENTRIES.
 # - CUDA (H100): at C >= K on the 2^20-node graphs and the clustered one (4.2M-16M entries; 2x256
