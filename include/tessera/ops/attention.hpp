@@ -127,8 +127,6 @@ struct AttentionArgs {
   bool has_edge_features() const { return edge_attr.data != nullptr; }
   bool shared_kv() const { return kv_heads == 1 && heads > 1; }
   int64_t kv_width() const { return shared_kv() ? channels : heads * channels; }
-  // Column of head h's key/value slice within a key/value row.
-  int64_t kv_col(int64_t h) const { return shared_kv() ? 0 : h * channels; }
 };
 
 template <class I>

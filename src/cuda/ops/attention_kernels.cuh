@@ -102,17 +102,20 @@ __device__ __forceinline__ void load_row(Acc (&r)[CPT], const T* row, int c0, in
     for (int t = 0; t < CPT; ++t) r[t] = c0 + t < C ? Acc(to_acc(row[c0 + t])) : Acc(0);
   }
 }
-// The value row: the key's registers when the value is the key (the folded TransformerConv attends
-// over x_src as both: one load per entry instead of two), else loaded.
-template <class T, class Acc, int CPT, bool VEC>
-__device__ __forceinline__ void copy_or_load(Acc (&r)[CPT], const Acc (&key)[CPT], bool same, const T* row, int c0,
-                                             int C) {
-  if (same) {
+// The Transformer's value row. Multi-query kernels (MQ) take the key's registers when the value is
+// the key (the folded TransformerConv attends over x_src as both: one load per entry instead of
+// two); every other kernel loads it, with the code it had before multi-query attention existed.
+template <bool MQ, class T, class Acc, int CPT, bool VEC>
+__device__ __forceinline__ void load_value(Acc (&r)[CPT], const Acc (&key)[CPT], bool value_is_key, const T* row,
+                                           int c0, int C) {
+  if constexpr (MQ) {
+    if (value_is_key) {
 #pragma unroll
-    for (int t = 0; t < CPT; ++t) r[t] = key[t];
-  } else {
-    load_row<T, Acc, CPT, VEC>(r, row, c0, C);
+      for (int t = 0; t < CPT; ++t) r[t] = key[t];
+      return;
+    }
   }
+  load_row<T, Acc, CPT, VEC>(r, row, c0, C);
 }
 template <class T, class Acc, int CPT, bool VEC>
 __device__ __forceinline__ void store_row(T* row, const Acc (&r)[CPT], int c0, int C) {
@@ -166,9 +169,6 @@ struct Params {  // the layer kind is the kernels' template flag GAT, not a fiel
   const T* q = nullptr; int64_t ldq = 0;
   const T* k = nullptr; int64_t ldk = 0;
   const T* v = nullptr; int64_t ldv = 0;   // GATv2: equals k
-  bool kv_shared = false;      // one key/value slice (C wide) read by every head (multi-query)
-  bool value_is_key = false;   // the Transformer's value is its key (same rows): loaded once
-  bool head_loop = false;      // pass 2 with kv_shared: an item is a source with all its heads
   const Acc* att = nullptr;
   Acc slope = 0, scale = 1;
   uint64_t seed = 0; uint32_t threshold = 0; Acc keep_scale = 1;
@@ -197,6 +197,9 @@ struct Params {  // the layer kind is the kernels' template flag GAT, not a fiel
   const int* heavy_count = nullptr;
   unsigned* queue = nullptr;           // next heavy item, next light grab (zeroed before the launch)
   int grab = kItemsPerGrab;            // light items per grab, 1 .. kItemsPerGrab
+  // Multi-query kernels: the value is the key (same rows), loaded once. Last, in the struct's tail
+  // padding, so that the other kernels' parameter layout is what it was before.
+  bool value_is_key = false;
 };
 
 template <class T, class I, class Acc>
@@ -345,12 +348,13 @@ __device__ __forceinline__ void flush_edge_weight_grad(const Params<T, I, Acc>& 
 // the light one instead of alongside it. Items go head by head, so a warp's head rarely changes
 // (the edge kernels' dedge_weight slots hold one head). Which warp runs an item does not change
 // its arithmetic: results do not depend on the schedule. With HG > 1 (the forward's head groups)
-// an item spans HG heads and h is the group's index.
-template <int EPW, int HG = 1, class P, class F>
+// an item spans HG heads and h is the group's index; with ALL_HEADS (the multi-query sources pass)
+// an item is a node with all its heads, and h is 0.
+template <int EPW, int HG = 1, bool ALL_HEADS = false, class P, class F>
 __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
   __shared__ unsigned next_heavy;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  const unsigned groups = p.head_loop ? 1u : unsigned(p.H / HG);
+  const unsigned groups = ALL_HEADS ? 1u : unsigned(p.H / HG);
   if (p.heavy_list) {
     const unsigned count = unsigned(*p.heavy_count), n = count * groups;
     for (;;) {
@@ -419,9 +423,10 @@ __device__ __forceinline__ void block_sum(Acc (&r)[CPT], Acc* scratch) {
 // idle, per head (H200, layer forward: grid GATv2 4x64 4.43 -> 3.32 ms, clustered 2.54 -> 1.90,
 // R-MAT 7.75 -> 6.98; bench/results/h200_20261205). The online-softmax state (m, s) is per lane, so
 // per head as it is.
-template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT, int HG = 1>
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT, int HG = 1, bool MQ = false>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::forward>()))
 forward_kernel(const Params<T, I, Acc> p) {
+  static_assert(!MQ || (!GAT && !EDGE), "multi-query: the Transformer without edge features");
   static_assert(HG == 1 || (!EDGE && VEC && LPE % HG == 0), "head groups: exact rows without edge features");
   constexpr int EPW = 32 / LPE, CP = LPE * CPT, SEG = LPE / HG;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -440,9 +445,6 @@ forward_kernel(const Params<T, I, Acc> p) {
   for_each_item<EPW, HG>(p, [&](bool heavy, int64_t i, int hg, int64_t b, int64_t end, int64_t first,
                                int64_t step) {
     const int h = hg * HG + hl;  // the lane's head (hg: the item's head group)
-    // Key and value columns of the item: its heads' slices side by side, or, shared by the heads,
-    // the one slice at every head's lanes (c0 - hl*C is the lane's channel within its head).
-    const int64_t kvc = p.kv_shared ? -int64_t(hl) * p.C : int64_t(hg) * C;
     Acc qr[CPT], ar[CPT];
     load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(hg) * C, c0, C);
     zero(ar);
@@ -457,8 +459,12 @@ forward_kernel(const Params<T, I, Acc> p) {
     auto fetch = [&](int64_t e, Acc (&kr)[CPT], Acc (&vr)[CPT]) {
       if (e < end) {
         const int64_t j = p.idx[e];
-        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + kvc, c0, C);
-        if (!GAT) copy_or_load<T, Acc, CPT, VEC>(vr, kr, p.value_is_key, p.v + j * p.ldv + kvc, c0, C);
+        // Key and value columns of the item: its heads' slices side by side, or, shared by the
+        // heads (MQ), the one slice at every head's lanes (c0 - hl*C: the lane's channel in its head).
+        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + (MQ ? -int64_t(hl) * p.C : int64_t(hg) * C), c0, C);
+        if (!GAT)
+          load_value<MQ, T, Acc, CPT, VEC>(vr, kr, p.value_is_key,
+                                           p.v + j * p.ldv + (MQ ? -int64_t(hl) * p.C : int64_t(hg) * C), c0, C);
       } else {
         zero(kr);
         zero(vr);
@@ -559,7 +565,9 @@ forward_kernel(const Params<T, I, Acc> p) {
         const bool valid = e < end;
         Acc kr[CPT], eh[CPT];
         zero(eh);
-        if (valid) load_row<T, Acc, CPT, VEC>(kr, p.k + int64_t(p.idx[e]) * p.ldk + kvc, c0, C);
+        if (valid)
+          load_row<T, Acc, CPT, VEC>(kr, p.k + int64_t(p.idx[e]) * p.ldk + (MQ ? -int64_t(hl) * p.C : int64_t(hg) * C),
+                                     c0, C);
         else zero(kr);
         if constexpr (EDGE) project_edge<LPE>(eh, p, wt, e, valid, h, c0);
         if constexpr (EDGE)
@@ -579,9 +587,10 @@ forward_kernel(const Params<T, I, Acc> p) {
 
 // ---------------------------------------------------------------------------------------------
 // Backward pass 1, per (target, head): Delta, dq (or dx_r) and datt.
-template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT>
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT, bool MQ = false>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::targets>()))
 backward_targets_kernel(const Params<T, I, Acc> p) {
+  static_assert(!MQ || (!GAT && !EDGE), "multi-query: the Transformer without edge features");
   constexpr int EPW = 32 / LPE;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* smem = reinterpret_cast<Acc*>(smem_raw);
@@ -620,12 +629,13 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
     Acc D = 0;  // this group's part of Delta
     // Software pipeline (as in the forward): the group loads its next entry's key and value
     // before it reduces this entry's two dot products, so two entries' gathers are in flight.
-    const int64_t kvc = p.kv_shared ? 0 : int64_t(h) * C;  // the head's key/value columns
     auto fetch = [&](int64_t e, Acc (&kr)[CPT], Acc (&vr)[CPT]) {
       if (e < end) {
         const int64_t j = p.idx[e];
-        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + kvc, c0, C);
-        if (!GAT) copy_or_load<T, Acc, CPT, VEC>(vr, kr, p.value_is_key, p.v + j * p.ldv + kvc, c0, C);
+        // The head's key/value columns (multi-query: the one shared slice).
+        load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + (MQ ? 0 : int64_t(h) * C), c0, C);
+        if (!GAT)
+          load_value<MQ, T, Acc, CPT, VEC>(vr, kr, p.value_is_key, p.v + j * p.ldv + (MQ ? 0 : int64_t(h) * C), c0, C);
       } else {
         zero(kr);
         if (!GAT) zero(vr);
@@ -719,11 +729,13 @@ backward_targets_kernel(const Params<T, I, Acc> p) {
 
 // ---------------------------------------------------------------------------------------------
 // Backward pass 2, per (source, head): dk and dv (GATv2: the whole dx_l), walking the targets of
-// the source's out-edges. With a key and value shared by the heads (head_loop), per source: the
-// item walks its targets once per head and sums the heads' gradients in registers.
-template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT>
+// the source's out-edges. With a key and value shared by the heads (MQ), per source: the item
+// walks its targets once per head and sums the heads' gradients in registers (no scratch, no
+// atomics).
+template <class T, class I, class Acc, int CPT, int LPE, bool VEC, bool EDGE, bool GAT, bool MQ = false>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, CPT, EDGE, Pass::sources>()))
 backward_sources_kernel(const Params<T, I, Acc> p) {
+  static_assert(!MQ || (!GAT && !EDGE), "multi-query: the Transformer without edge features");
   constexpr int EPW = 32 / LPE;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* sum_s = reinterpret_cast<Acc*>(smem_raw);
@@ -737,30 +749,33 @@ backward_sources_kernel(const Params<T, I, Acc> p) {
     wt = stage_edge_weight<CPT>(p, sum_s, true, dwl);
     sum_s += edge_smem_elems<CPT>(p, true);
   }
-  for_each_item<EPW>(p, [&](bool heavy, int64_t j, int h_item, int64_t b, int64_t end, int64_t first, int64_t step) {
+  for_each_item<EPW, 1, MQ>(p, [&](bool heavy, int64_t j, int h_item, int64_t b, int64_t end, int64_t first,
+                                   int64_t step) {
     if constexpr (EDGE)
       if (dwl && h_item != slots_head) {
         if (slots_head >= 0) flush_edge_weight_grad<LPE, CPT>(p, dwl, slots_head, c0);
         slots_head = h_item;
       }
     Acc dk[CPT], dv[CPT];
-    zero(dk);
-    zero(dv);
-    const int h_end = p.head_loop ? p.H : h_item + 1;
-    for (int h = p.head_loop ? 0 : h_item; h < h_end; ++h) {
-      const int64_t kvc = p.kv_shared ? 0 : int64_t(h) * C;  // the head's key/value columns
+    // Adds head h's walk over the source's targets to dk, dv (zeroed by the first head's walk).
+    auto walk = [&](const int h) {
       Acc kr[CPT], vr[CPT], ar[CPT];
-      load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + kvc, c0, C);
+      // The head's key/value columns (multi-query: the one shared slice).
+      load_row<T, Acc, CPT, VEC>(kr, p.k + j * p.ldk + (MQ ? 0 : int64_t(h) * C), c0, C);
       if (GAT) {
 #pragma unroll
         for (int t = 0; t < CPT; ++t) vr[t] = kr[t];
       } else {
-        load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + kvc, c0, C);
+        load_row<T, Acc, CPT, VEC>(vr, p.v + j * p.ldv + (MQ ? 0 : int64_t(h) * C), c0, C);
       }
       zero(ar);
       if (GAT)
 #pragma unroll
         for (int t = 0; t < CPT; ++t) ar[t] = c0 + t < C ? p.att[h * C + c0 + t] : Acc(0);
+      if (!MQ || h == 0) {
+        zero(dk);
+        zero(dv);
+      }
       // Software pipeline: the group loads its next entry's target rows (query, dout) and scalars
       // before it reduces this entry's dot products.
       // The entry's edge id is read only where it is used (dropout mask, edge features).
@@ -833,17 +848,21 @@ backward_sources_kernel(const Params<T, I, Acc> p) {
         }
         if constexpr (EDGE) edge_gradients<LPE>(p, wt, dwl, ge, valid, edge, h, c0);
       }
-    }  // heads
+    };
+    if constexpr (MQ) {
+      for (int h = 0; h < p.H; ++h) walk(h);
+    } else {
+      walk(h_item);
+    }
     merge_groups_sum<LPE>(dk);
     if (!GAT) merge_groups_sum<LPE>(dv);
     if (heavy) {
       block_sum<LPE, CPT>(dk, sum_s);
       if (!GAT) block_sum<LPE, CPT>(dv, sum_s);
     }
-    const int64_t kvc = p.kv_shared ? 0 : int64_t(h_item) * C;
     if ((!heavy || warp == 0) && g == 0) {
-      store_row<T, Acc, CPT, VEC>(p.dk + j * p.lddk + kvc, dk, c0, C);
-      if (!GAT) store_row<T, Acc, CPT, VEC>(p.dv + j * p.lddv + kvc, dv, c0, C);
+      store_row<T, Acc, CPT, VEC>(p.dk + j * p.lddk + (MQ ? 0 : int64_t(h_item) * C), dk, c0, C);
+      if (!GAT) store_row<T, Acc, CPT, VEC>(p.dv + j * p.lddv + (MQ ? 0 : int64_t(h_item) * C), dv, c0, C);
     }
   });
   if constexpr (EDGE)

@@ -70,10 +70,18 @@ void with_config(int C, bool aligned, F&& f) {
 // vector in the Transformer's), and the f32 kernels, bounded to 64 registers, spilled: ncu on
 // PubMed GATv2 8x128 counted 0.16M / 2.7M / 0.71M local-memory requests in the forward / targets /
 // sources passes (bench/results/h200_20261203f).
-template <class F>
-void with_kind(AttentionKind kind, F&& f) {
-  if (kind == AttentionKind::gatv2) f(std::true_type{});
-  else f(std::false_type{});
+// Multi-query attention (a key and value shared by the heads) is a third kernel flavour, MQ: its
+// offsets and its sources pass's head loop are compile-time, so the kernels of the other kinds keep
+// their code. As runtime flags they cost the unfolded Transformer's forward kernel 14% (grid 8x128,
+// H100, GPU time per forward 7.67 -> 8.75 ms between two calls whose projection kernels timed the
+// same; bench/results/h100_20261205d). Calls f(gat, mq); edge kernels have no multi-query flavour
+// (validation refuses the combination).
+template <bool EDGE, class F>
+void with_kind(AttentionKind kind, bool shared_kv, F&& f) {
+  if (kind == AttentionKind::gatv2) return f(std::true_type{}, std::false_type{});
+  if constexpr (!EDGE)
+    if (shared_kv) return f(std::false_type{}, std::true_type{});
+  f(std::false_type{}, std::false_type{});
 }
 
 template <class T>
@@ -171,8 +179,7 @@ Params<D, I, Acc> common_params(const AttentionArgs<I>& a) {
   p.k = static_cast<const D*>(a.key.data); p.ldk = a.key.ld;
   const DenseView& v = a.kind == AttentionKind::gatv2 ? a.key : a.value;
   p.v = static_cast<const D*>(v.data); p.ldv = v.ld;
-  p.kv_shared = a.shared_kv();
-  p.value_is_key = a.kind == AttentionKind::transformer && v.data == a.key.data && v.ld == a.key.ld;
+  p.value_is_key = a.shared_kv() && v.data == a.key.data && v.ld == a.key.ld;
   p.att = static_cast<const Acc*>(a.att);
   p.slope = Acc(a.negative_slope);
   p.scale = Acc(a.logit_scale());
@@ -267,9 +274,9 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
     const size_t heavy_bytes = edge_bytes + sizeof(Acc) * size_t(kWarpsPerBlock) * (2 * LPE + LPE * CPT);
     with_heads_per_item<!EDGE && VEC && LPE * CPT == 256>(hg, [&](auto heads_per_item) {
       constexpr int HG = decltype(heads_per_item)::value;
-      with_kind(a.kind, [&](auto gat) {
-        launch_items(forward_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, decltype(gat)::value, HG>, p, sched, edge_bytes,
-                     heavy_bytes, s, HG);
+      with_kind<EDGE>(a.kind, a.shared_kv(), [&](auto gat, auto mq) {
+        launch_items(forward_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, decltype(gat)::value, HG, decltype(mq)::value>, p,
+                     sched, edge_bytes, heavy_bytes, s, HG);
       });
     });
   });
@@ -345,14 +352,13 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
     p2.ptr = wptr;
     p2.idx = widx;
     p2.perm = wperm;
-    // A shared key and value: an item is a source with all its heads, whose gradients it sums.
-    p2.head_loop = a.shared_kv();
-    with_kind(a.kind, [&](auto kind) {
-      constexpr bool GAT = decltype(kind)::value;
-      launch_items(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, GAT>, p1, sched_t, w_bytes + datt_bytes,
-                   w_bytes + datt_bytes + warp_sums, s);
-      launch_items(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, GAT>, p2, sched_s, wdw_bytes,
-                   wdw_bytes + warp_sums, s, p2.head_loop ? p2.H : 1);
+    with_kind<EDGE>(a.kind, a.shared_kv(), [&](auto gat, auto mq) {
+      constexpr bool GAT = decltype(gat)::value, MQ = decltype(mq)::value;
+      launch_items(backward_targets_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, GAT, MQ>, p1, sched_t,
+                   w_bytes + datt_bytes, w_bytes + datt_bytes + warp_sums, s);
+      // Multi-query: an item of the sources pass is a source with all its heads (their sum).
+      launch_items(backward_sources_kernel<D, I, Acc, CPT, LPE, VEC, EDGE, GAT, MQ>, p2, sched_s, wdw_bytes,
+                   wdw_bytes + warp_sums, s, MQ ? p2.H : 1);
     });
   });
   if constexpr (EDGE) {
