@@ -7,10 +7,11 @@
 // PyG's edge_dim; 0 = None): e = lin_edge(edge_attr) ("lin_edge.weight", no bias) is added to k_j
 // and v_j, inside the fused kernels.
 // Folded form (as the Python layer's, src/torch/transformer.cpp): without edge features, and not
-// with dropout in training, the layer can make no q, k or v. Per head it attends over x_src itself
-// with the query (W_k,h^T W_q,h) x_dst + W_k,h^T b_q,h and applies W_v,h after the aggregation:
-// less work wherever the head width exceeds the input width, where the CPU takes it on graphs of
-// at least 4096 entries (TESSERA_TRANSFORMER_FOLD=1 / 0 forces it on or off).
+// with dropout in training, the layer can make no q, k or v. Every head attends over x_src itself
+// (one multi-query call) with the query (W_k,h^T W_q,h) x_dst + W_k,h^T b_q,h and applies W_v,h
+// after the aggregation: no more work wherever the head width C is at least the input width K. The
+// CPU takes it where C > K, or C = K on graphs of 2^18 entries and more; CUDA where C >= K on graphs
+// of 2^20 entries and more (TESSERA_TRANSFORMER_FOLD=1 / 0 forces it on or off).
 // Bipartite, as PyG's in_channels = (source width, target width) and x = (x_src, x_dst): the option
 // in_channels_dst sets lin_query's and lin_skip's input width (default: in_channels), and
 // forward(x_src, x_dst, graph) takes q = lin_query(x_dst), k = lin_key(x_src), v = lin_value(x_src)
