@@ -156,7 +156,7 @@ class LinearBlocksFunction : public torch::autograd::Function<LinearBlocksFuncti
     torch::autograd::variable_list out(nx + k + n_biases + 1);
     // A split input's gradient: one buffer whose column blocks the blocks' dx are written into.
     // Under create_graph the blocks' products are recorded (ops autograd) and concatenated instead.
-    const bool split = nx == 1 && k > 1 && ctx->needs_input_grad(0);
+    const bool one_input = split_input(xs, weights), split = one_input && ctx->needs_input_grad(0);
     const bool recorded = c10::GradMode::is_enabled();
     at::Tensor dx;
     std::vector<at::Tensor> dx_parts;
@@ -177,7 +177,7 @@ class LinearBlocksFunction : public torch::autograd::Function<LinearBlocksFuncti
       } else if (split) {
         at::Tensor block = dx.narrow(1, in_col, w.size(1));
         if (!linear_into(block, dy_i, w, {}, {}, /*w_transposed=*/true)) at::mm_out(block, dy_i, w);
-      } else if (nx > 1 && ctx->needs_input_grad(i)) {
+      } else if (!one_input && ctx->needs_input_grad(i)) {
         out[i] = add_input_grad({}, dy_i, w);
       }
       col += w.size(0);
@@ -185,7 +185,6 @@ class LinearBlocksFunction : public torch::autograd::Function<LinearBlocksFuncti
       if (has_bias.get(i)) ++bias_slot;
     }
     if (split) out[0] = recorded ? at::cat(dx_parts, 1) : dx;
-    else if (nx == 1 && k == 1 && ctx->needs_input_grad(0)) out[0] = add_input_grad({}, dy, weights[0]);
     return out;
   }
 };
