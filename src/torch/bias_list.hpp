@@ -1,7 +1,7 @@
 #pragma once
-// The optional biases of the multi-projection ops (tessera::linears, tessera::linear_blocks): one
-// per weight in the schema (Tensor?[]), undefined tensors inside the ops, and only the existing ones
-// as autograd inputs (autograd takes no undefined tensor as an input) with a flag per projection.
+// The optional biases of the multi-projection op tessera::linears: one per weight in the schema
+// (Tensor?[]), undefined tensors inside the op, and only the existing ones as autograd inputs
+// (autograd takes no undefined tensor as an input) with a flag per projection.
 #include <ATen/ATen.h>
 #include <ATen/core/List.h>
 

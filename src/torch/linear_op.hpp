@@ -1,6 +1,6 @@
 #pragma once
-// The projection kernel behind tessera::linear, tessera::linears and tessera::linear_blocks
-// (linear_op.cpp, linears_op.cpp, linear_blocks_op.cpp).
+// The projection kernel behind tessera::linear, tessera::linears and tessera::linear_heads
+// (linear_op.cpp, linears_op.cpp, linear_heads_op.cpp).
 #include <ATen/ATen.h>
 
 #include <utility>
@@ -14,9 +14,11 @@ namespace tessera::pt {
 at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
                        const c10::optional<at::Tensor>& residual = {});
 std::vector<at::Tensor> call_linears(const at::Tensor& x, at::TensorList weights, const std::vector<at::Tensor>& biases);
-// tessera::linear_blocks (linear_blocks_op.cpp) through the dispatcher: cat([x_i w_i^T + b_i], 1),
-// each product written into its column block of one output.
-at::Tensor call_linear_blocks(at::TensorList xs, at::TensorList weights, const std::vector<at::Tensor>& biases);
+// tessera::linear_heads (linear_heads_op.cpp) through the dispatcher: head h's column block of x
+// projected by weight's row block h (+ bias), side by side, plus x2 weight2^T + bias2 over all of
+// them; x2, weight2 and the biases may be undefined.
+at::Tensor linear_heads(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& x2,
+                        const at::Tensor& weight2, const at::Tensor& bias2);
 
 // y = x weight^T (+ bias) (+ residual) on tessera's CUDA fp32 kernel (tf32x3), where y is a
 // [rows, out_features] tensor with packed columns, possibly a column slice of a wider one, and

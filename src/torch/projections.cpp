@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "attention_op.hpp"  // add_to_fresh
-#include "linear_op.hpp"     // call_linear, call_linears, call_linear_blocks
+#include "linear_op.hpp"     // call_linear, call_linears, linear_heads
 #include "outputs.hpp"       // huge_output_min_bytes
 
 namespace tessera::pt {
@@ -74,17 +74,16 @@ std::vector<at::Tensor> products(const at::Tensor& x, const std::vector<at::Tens
   return out;
 }
 
-at::Tensor products_side_by_side(const std::vector<at::Tensor>& xs, const std::vector<at::Tensor>& weights,
-                                 const std::vector<at::Tensor>& biases) {
-  if (!torch_tf32(xs.at(0))) return call_linear_blocks(xs, weights, biases);
-  std::vector<at::Tensor> in = xs, out;
-  if (xs.size() == 1 && weights.size() > 1) {  // one input split among the weights
-    std::vector<int64_t> widths;
-    for (const at::Tensor& w : weights) widths.push_back(w.size(1));
-    in = xs[0].split_with_sizes(widths, 1);
-  }
-  for (size_t i = 0; i < in.size(); ++i) out.push_back(at::linear(in[i], weights[i], biases[i]));
-  return at::cat(out, 1);
+at::Tensor heads_product(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& x2,
+                         const at::Tensor& weight2, const at::Tensor& bias2) {
+  if (!torch_tf32(x)) return linear_heads(x, weight, bias, x2, weight2, bias2);
+  const int64_t heads = x.size(1) / weight.size(1);
+  const std::vector<at::Tensor> xs = x.chunk(heads, 1), ws = weight.chunk(heads);
+  std::vector<at::Tensor> out;
+  for (int64_t h = 0; h < heads; ++h)
+    out.push_back(at::linear(xs[size_t(h)], ws[size_t(h)], bias.defined() ? bias.chunk(heads)[size_t(h)] : at::Tensor()));
+  at::Tensor y = at::cat(out, 1);
+  return x2.defined() ? y + at::linear(x2, weight2, bias2) : y;
 }
 
 std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, at::Tensor>>& pairs) {

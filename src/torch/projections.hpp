@@ -28,11 +28,12 @@ std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, a
 // the user allowed TF32 on CUDA fp32 (then at::linear, cuBLAS's TF32, as for a Linear).
 std::vector<at::Tensor> products(const at::Tensor& x, const std::vector<at::Tensor>& weights,
                                  const std::vector<at::Tensor>& biases);
-// cat([x_i w_i^T + b_i], 1) without the concatenation: tessera::linear_blocks writes each product
-// into its column block of one output (linear_blocks_op.cpp), by the same rule. One x for several
-// weights: its consecutive column blocks (each as wide as its weight's in_features) are the inputs.
-at::Tensor products_side_by_side(const std::vector<at::Tensor>& xs, const std::vector<at::Tensor>& weights,
-                                 const std::vector<at::Tensor>& biases);
+// Per-head projections side by side plus one every head shares (tessera::linear_heads,
+// linear_heads_op.cpp), by the same rule: head h's column block of x (weight's in_features wide)
+// times weight's row block h (+ bias), written into column block h of one output, + x2 weight2^T +
+// bias2 over all of them. bias, x2, weight2 and bias2 may be undefined.
+at::Tensor heads_product(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                         const at::Tensor& x2 = {}, const at::Tensor& weight2 = {}, const at::Tensor& bias2 = {});
 
 // out + lin(x) for an `out` the layer just made (see add_to_fresh, attention_op.hpp): on CUDA fp32
 // (the rule above) one tessera::linear with `out` as its residual, the projection and the sum in

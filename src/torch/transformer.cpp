@@ -104,6 +104,12 @@ bool folds(const TransformerConvImpl& m, const torch::Tensor& x_src, const pt::G
   return c >= k && g.nnz() >= kFoldCudaMinEntries;
 }
 
+// Whether the folded form adds lin_skip(x_dst) in its last product: with the root weight, heads
+// concatenated and no beta gate.
+bool skip_in_fold(const TransformerConvImpl& m) {
+  return m.options.root_weight() && !m.lin_beta && m.options.concat();
+}
+
 // The attention with lin_query, lin_key and lin_value folded into per-head operators on the inputs
 // (the Python layer's TransformerConv._folded_attention has the derivation): the heads' queries
 // M_h x_dst + c_h (M_h = W_k,h^T W_q,h, c_h = W_k,h^T b_q,h) side by side from one product, one
@@ -114,7 +120,7 @@ std::pair<torch::Tensor, torch::Tensor> folded_attention(const TransformerConvIm
                                                          const pt::Graph& g, const torch::Tensor& x_dst,
                                                          const torch::Tensor& x_src, bool want_alpha) {
   const int64_t H = m.options.heads(), C = m.options.out_channels(), K = x_src.size(1);
-  const auto w_k = m.lin_key->weight.view({H, C, K}), w_v = m.lin_value->weight.view({H, C, K});
+  const auto w_k = m.lin_key->weight.view({H, C, K});
   const auto w_q = m.lin_query->weight.view({H, C, x_dst.size(1)});
   // The folded operators in fp32 at least, rounded once to the inputs' dtype.
   const auto wide = at::promote_types(x_dst.scalar_type(), torch::kFloat);
@@ -134,11 +140,13 @@ std::pair<torch::Tensor, torch::Tensor> folded_attention(const TransformerConvIm
   torch::Tensor query = pt::products(x_dst, {folded}, {c})[0];  // head h's query in columns h K ..
   auto [agg, lse, alpha] = pt::attention(ag, query, x_src, x_src, torch::Tensor(), o);  // multi-query
   query = torch::Tensor();
-  // b_v in the products' epilogue when every row has an entry, else as a rank-1 update mask b_v^T.
+  // b_v in the product's epilogue when every row has an entry, else as a rank-1 update mask b_v^T;
+  // lin_skip(x_dst) in the same product where the layer adds it as it is (skip_in_fold).
   const torch::Tensor mask = b_v.defined() ? g.nonempty_rows() : torch::Tensor();
-  std::vector<torch::Tensor> bvs(H);
-  if (b_v.defined() && !mask.defined()) bvs = b_v.view({H, C}).unbind(0);
-  torch::Tensor out = pt::products_side_by_side({agg}, w_v.unbind(0), bvs);  // agg's column blocks
+  const bool skip = skip_in_fold(m);
+  torch::Tensor out = pt::heads_product(agg, m.lin_value->weight, mask.defined() ? torch::Tensor() : b_v,
+                                        skip ? x_dst : torch::Tensor(), skip ? m.lin_skip->weight : torch::Tensor(),
+                                        skip ? m.lin_skip->bias : torch::Tensor());  // agg's column blocks
   agg = torch::Tensor();
   if (mask.defined()) out = out.addmm_(mask.to(out.scalar_type()), b_v.view({1, -1}));
   return {out, want_alpha ? alpha : torch::Tensor()};
@@ -158,6 +166,7 @@ AttentionWeights TransformerConvImpl::propagate(const torch::Tensor& x_src, cons
   torch::Tensor out, alpha, x_r;
   if (folds(*this, x_src, g, ea.defined())) {  // no q, k or v
     std::tie(out, alpha) = folded_attention(*this, ag, g, x_dst, x_src, want_alpha);
+    if (skip_in_fold(*this)) return {out, g, alpha};
     if (early_skip) x_r = pt::linear(lin_skip, x_dst);
   } else {
     std::vector<std::pair<torch::nn::Linear, torch::Tensor>> pairs{

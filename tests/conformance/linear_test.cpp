@@ -2,6 +2,7 @@
 // CUDA variant against the reference on fresh seeded inputs (sizes that are not multiples of the
 // tile, strided rows, K not a multiple of 32, no bias, a residual apart from Y or Y itself). GPU
 // cases are named *Cuda*.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -56,6 +57,17 @@ TEST(Linear, ReferenceHandChecked) {
   t3.w_transposed = true;
   ops::linear(t3, Exec::cpu());
   EXPECT_EQ(y3, (std::vector<float>{1, 2, 0, 3, 4, 2, 5, 6, 4}));
+  // Heads: X = [X_0 | X_1] (2 x (2 + 2)), W's rows [W_0; W_1] (one row each, K = 2): Y's column h is
+  // X_h W_h^T. With a second input X2 (2 x 1) and W2 (2 x 1) added to both: Y += X2 W2^T.
+  std::vector<float> xh{1, 2, 3, 4, 5, 6, 7, 8}, wh{1, 1, 1, -1}, yh(4, -7), x2{1, 2}, w2{10, 100};
+  ops::LinearArgs h{view(xh, 2, 4, 4), view(wh, 2, 2, 2), view(yh, 2, 2, 2), b.data()};
+  h.blocks = 2;
+  ops::linear(h, Exec::cpu());
+  EXPECT_EQ(yh, (std::vector<float>{3.5f, -2, 11.5f, -2}));
+  h.X2 = view(x2, 2, 1, 1);
+  h.W2 = view(w2, 2, 1, 1);
+  ops::linear(h, Exec::cpu());
+  EXPECT_EQ(yh, (std::vector<float>{13.5f, 98, 31.5f, 198}));
 }
 
 TEST(Linear, BadInputNamesTheProblem) {
@@ -87,6 +99,24 @@ TEST(Linear, BadInputNamesTheProblem) {
   res.R = view(y, 3, 2, 2);
   res.R.data = y.data() + 1;
   expect_error(res, "residual R overlaps Y without being Y");
+  // Heads and a second input.
+  ops::LinearArgs heads{view(x, 2, 5, 5), view(w, 4, 2, 2), view(y, 2, 4, 4)};
+  heads.blocks = 3;
+  expect_error(heads, "W has 4 rows, not a multiple of the 3 heads");
+  heads.blocks = 2;
+  expect_error(heads, "X has 5 columns but 2 heads of W's input width 2 need 4");
+  heads.blocks = 0;
+  expect_error(heads, "blocks (heads) is 0");
+  std::vector<float> x2(12), w2(12);
+  ops::LinearArgs second{view(x, 3, 4, 4), view(w, 2, 4, 4), view(y, 3, 2, 2)};
+  second.X2 = view(x2, 3, 2, 2);
+  expect_error(second, "X2 has 2 columns but W2 has 0");
+  second.W2 = view(w2, 3, 2, 2);
+  expect_error(second, "X2 is 3 x 2 and W2 3 x 2 but X has 3 rows and Y 2 columns");
+  second.W2 = view(w2, 2, 2, 2);
+  second.w_transposed = true;
+  second.W = view(w, 4, 2, 2);
+  expect_error(second, "heads and a second input are not for W given K x N");
 }
 
 // The wgmma projection's shared tiles (cuda/sm90a/wgmma_layout.hpp), on the CPU: every K value
@@ -409,6 +439,83 @@ TEST(LinearCuda, WeightGradMatchesReference) {
     }
   }
 #endif
+}
+
+// Heads (LinearArgs::blocks) and a second input (X2, W2): the wgmma streaming tiles against the
+// reference, within the bound of one product over K + K2; the other variants refuse them. Shapes:
+// the folded TransformerConv's (8 heads of K = 128 into C = 128 with a 128-wide skip; 2 x 256),
+// K2 not a multiple of a step, several m-tiles past the last one, strided X and Y, a residual,
+// heads without a second input and a second input without heads (K not a multiple of 32).
+TEST(LinearCuda, HeadsAndSecondInputMatchReference) {
+  TESSERA_REQUIRE_CUDA();
+  struct H { int64_t m, heads, k, nb, k2, ldx, ldy; bool bias, residual; };
+  std::vector<H> shapes = {{3000, 8, 128, 128, 128, 1024, 1024, true, false},
+                           {517, 2, 128, 256, 36, 260, 516, true, true},
+                           {129, 3, 32, 128, 0, 96, 384, false, false},
+                           {70, 1, 68, 132, 20, 68, 132, true, false}};
+  if (!testing::small_run()) shapes.push_back({20000, 2, 64, 128, 256, 128, 256, true, false});
+  const Device dev{DeviceKind::cuda, 0};
+  uint64_t salt = 200;
+  for (const H& s : shapes) {
+    std::mt19937 rng(uint32_t(testing::seed(salt++)));
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    const int64_t n = s.heads * s.nb;
+    std::vector<float> x(size_t(s.m * s.ldx)), w(size_t(n * s.k)), x2(size_t(std::max<int64_t>(1, s.m * s.k2))),
+        w2(size_t(std::max<int64_t>(1, n * s.k2))), b(static_cast<size_t>(n)), y0(static_cast<size_t>(s.m * s.ldy));
+    for (auto* v : {&x, &w, &x2, &w2, &b, &y0})
+      for (auto& e : *v) e = u(rng);
+    auto args = [&](void* px, void* pw, void* px2, void* pw2, void* pb, void* py, Device d) {
+      ops::LinearArgs a{{px, DType::f32, s.m, s.heads * s.k, s.ldx, d}, {pw, DType::f32, n, s.k, s.k, d},
+                        {py, DType::f32, s.m, n, s.ldy, d}, s.bias ? pb : nullptr};
+      a.blocks = s.heads;
+      if (s.k2 > 0) {
+        a.X2 = {px2, DType::f32, s.m, s.k2, s.k2, d};
+        a.W2 = {pw2, DType::f32, n, s.k2, s.k2, d};
+      }
+      if (s.residual) a.R = a.Y;
+      return a;
+    };
+    std::vector<float> want = y0;
+    ops::linear(args(x.data(), w.data(), x2.data(), w2.data(), b.data(), want.data(), {}), Exec::cpu(), "reference");
+    DeviceFloats dx(x), dw(w), dx2(x2), dw2(w2), db(b);
+    const std::string what = "M=" + std::to_string(s.m) + " heads=" + std::to_string(s.heads) + " K=" +
+                             std::to_string(s.k) + " N/heads=" + std::to_string(s.nb) + " K2=" + std::to_string(s.k2) +
+                             " seed " + std::to_string(testing::seed(salt - 1));
+    int ran = 0;
+    for (const auto& v : ops::linear_registry().all()) {
+      if (v.backend != tune::Backend::cuda) continue;
+      DeviceFloats dy(y0);
+      const ops::LinearArgs a = args(dx.p, dw.p, dx2.p, dw2.p, db.p, dy.p, dev);
+      const bool streaming = v.name == "cuda.wgmma.128x128" || v.name == "cuda.wgmma.64x128";
+      const bool eligible = streaming && expected_cuda_variants(s.k) > 3 && (s.heads == 1 || s.k % 32 == 0);
+      ASSERT_EQ(ops::linear_registry().is_eligible(v, a, dev), eligible) << v.name << " " << what;
+      if (!eligible) continue;
+      ops::linear(a, Exec{dev}, v.name);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << v.name << " " << what;
+      const auto got = dy.get(y0.size());
+      ++ran;
+      int bad = 0;
+      for (int64_t i = 0; i < s.m && bad < 5; ++i)
+        for (int64_t j = 0; j < s.ldy && bad < 5; ++j) {
+          const size_t o = size_t(i * s.ldy + j);
+          if (j >= n) {
+            if (got[o] != y0[o]) ++bad, ADD_FAILURE() << v.name << " " << what << ": wrote padding (" << i << ", " << j << ")";
+            continue;
+          }
+          double mag = (s.bias ? std::fabs(double(b[j])) : 0.0) + (s.residual ? std::fabs(double(y0[o])) : 0.0);
+          const int64_t x0 = (j / s.nb) * s.k;
+          for (int64_t q = 0; q < s.k; ++q) mag += std::fabs(double(x[i * s.ldx + x0 + q]) * double(w[j * s.k + q]));
+          for (int64_t q = 0; q < s.k2; ++q) mag += std::fabs(double(x2[i * s.k2 + q]) * double(w2[j * s.k2 + q]));
+          const double err = std::fabs(double(got[o]) - double(want[o]));
+          if (!(err <= mag * (std::ldexp(1.0, -19) + double(s.k + s.k2) * std::ldexp(1.0, -24)) + 1e-30))
+            ++bad, ADD_FAILURE() << v.name << " " << what << ": Y(" << i << ", " << j << ") = " << got[o]
+                                 << ", reference " << want[o];
+        }
+    }
+    EXPECT_EQ(ran, expected_cuda_variants(s.k) > 3 ? 2 : 0) << "the two wgmma streaming tiles, on compute capability 9.0";
+    DeviceFloats dy(y0);
+    EXPECT_EQ(ops::linear_supported(args(dx.p, dw.p, dx2.p, dw2.p, db.p, dy.p, dev), Exec{dev}), ran > 0) << what;
+  }
 }
 
 TEST(LinearCuda, IneligibleShapesAreRefusedNotRounded) {

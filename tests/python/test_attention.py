@@ -71,13 +71,16 @@ def test_transformer_matches_pyg_semantics(seed, heads, channels, concat, beta, 
     torch.testing.assert_close(alpha, ref.transformer_conv(mod, x, ei)[2], rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("heads,channels,concat,beta,root,bipartite", [
-    (1, 12, True, False, True, False), (3, 16, True, True, True, False), (2, 14, False, False, True, True),
-    (4, 11, True, False, False, True)])
-def test_transformer_folded_matches_pyg_semantics(seed, heads, channels, concat, beta, root, bipartite, monkeypatch):
+@pytest.mark.parametrize("heads,channels,concat,beta,root,bipartite,full", [
+    (1, 12, True, False, True, False, False), (3, 16, True, True, True, False, False),
+    (2, 14, False, False, True, True, False), (4, 11, True, False, False, True, False),
+    (2, 12, True, False, True, False, True), (2, 12, True, False, True, True, True)])
+def test_transformer_folded_matches_pyg_semantics(seed, heads, channels, concat, beta, root, bipartite, full,
+                                                   monkeypatch):
     """The folded form (TransformerConv._folded_attention, forced): outputs, every parameter gradient
-    (lin_key.bias: zero, PyG's is rounding noise) and attention weights, on graphs with empty rows and
-    duplicate edges."""
+    (lin_key.bias: zero, PyG's is rounding noise) and attention weights, on graphs with duplicate
+    edges and empty rows (b_v after the product) or without (b_v inside it). With the root weight,
+    concatenated heads and no beta, lin_skip is added inside the last product (_skip_in_fold)."""
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", "1")
     n_src, n_dst = (40, 30) if bipartite else (50, 50)
@@ -86,7 +89,9 @@ def test_transformer_folded_matches_pyg_semantics(seed, heads, channels, concat,
     x = (torch.randn(n_src, 10, dtype=torch.float64), torch.randn(n_dst, 7, dtype=torch.float64)) if bipartite \
         else torch.randn(n_src, 10, dtype=torch.float64)
     ei = random_edges(n_src, n_dst, 200)
-    assert bool((torch.bincount(ei[1], minlength=n_dst) == 0).any())  # an empty row: no b_v there
+    if full:  # an entry in every row
+        ei = torch.cat([ei, torch.stack([torch.arange(n_dst) % n_src, torch.arange(n_dst)])], 1)
+    assert bool((torch.bincount(ei[1], minlength=n_dst) == 0).any()) != full  # an empty row: no b_v there
     check_module(mod, ref.transformer_conv, x, ei, 1e-9)
     _, (_, alpha) = mod(x, ei, return_attention_weights=True)
     torch.testing.assert_close(alpha, ref.transformer_conv(mod, x, ei)[2], rtol=1e-9, atol=1e-12)

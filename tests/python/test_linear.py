@@ -114,70 +114,74 @@ def test_linears_op_bad_input_names_the_problem():
         ops.linears(x, [], [])
 
 
-def test_linear_blocks_is_the_concatenated_linears_and_differentiable(seed):
-    """tessera.linear_blocks(xs, ws, bs) = cat([x w^T + b], 1), each block written in place (large
-    enough for the ops' output memory too), and its gradients are those of the concatenation."""
-    for rows, widths in ((37, (5, 3, 4)), (70000, (24, 40))):
-        xs = [torch.randn(rows, k, dtype=torch.float64, requires_grad=True) for k in widths[:2]]
-        ws = [torch.randn(n, x.size(1), dtype=torch.float64, requires_grad=True) for n, x in zip((6, 9), xs)]
-        bs = [torch.randn(6, dtype=torch.float64, requires_grad=True), None]
-        y = torch.ops.tessera.linear_blocks(xs, ws, bs)
-        want = torch.cat([torch.nn.functional.linear(x, w, b) for x, w, b in zip(xs, ws, bs)], 1)
-        torch.testing.assert_close(y, want, rtol=1e-12, atol=1e-12)
-        g = torch.randn_like(y)
-        got = torch.autograd.grad((y * g).sum(), xs + ws + bs[:1])
-        ref = torch.autograd.grad((want * g).sum(), xs + ws + bs[:1])
-        for u, v in zip(got, ref):
-            torch.testing.assert_close(u, v, rtol=1e-10, atol=1e-10)
-    small = [torch.randn(6, 3, dtype=torch.float64, requires_grad=True), torch.randn(6, 2, dtype=torch.float64)]
-    weights = [torch.randn(4, 3, dtype=torch.float64, requires_grad=True),
-               torch.randn(2, 2, dtype=torch.float64, requires_grad=True)]
-    assert torch.autograd.gradcheck(lambda a, w0, w1, b: torch.ops.tessera.linear_blocks([a, small[1]], [w0, w1], [b, None]),
-                                    (small[0], weights[0], weights[1], torch.randn(4, dtype=torch.float64,
-                                                                                   requires_grad=True)))
+def _heads_reference(x, w, b, x2=None, w2=None, b2=None):
+    """tessera.linear_heads' definition in plain torch: head h's column block of x times w's row
+    block h (+ b's block h), side by side, + x2 w2^T + b2."""
+    heads = x.size(1) // w.size(1)
+    bs = b.chunk(heads) if b is not None else [None] * heads
+    y = torch.cat([torch.nn.functional.linear(xh, wh, bh) for xh, wh, bh in zip(x.chunk(heads, 1), w.chunk(heads), bs)], 1)
+    return y if x2 is None else y + torch.nn.functional.linear(x2, w2, b2)
 
 
-def test_linear_blocks_splits_one_input_among_the_weights(seed):
-    """One input for several weights: its consecutive column blocks are the blocks' inputs (a
-    block-diagonal product, the folded TransformerConv's W_v per head); its gradient is one buffer
-    holding the blocks' dx side by side, and the op is differentiable twice (create_graph)."""
-    for rows in (37, 70000):
-        x = torch.randn(rows, 12, dtype=torch.float64, requires_grad=True)
-        ws = [torch.randn(n, k, dtype=torch.float64, requires_grad=True) for n, k in ((6, 5), (9, 4), (2, 3))]
-        bs = [torch.randn(6, dtype=torch.float64, requires_grad=True), None,
-              torch.randn(2, dtype=torch.float64, requires_grad=True)]
-        y = torch.ops.tessera.linear_blocks([x], ws, bs)
-        parts = x.split([5, 4, 3], dim=1)
-        want = torch.cat([torch.nn.functional.linear(p, w, b) for p, w, b in zip(parts, ws, bs)], 1)
-        torch.testing.assert_close(y, want, rtol=1e-12, atol=1e-12)
-        g = torch.randn_like(y)
-        params = [x] + ws + [bs[0], bs[2]]
-        got = torch.autograd.grad((y * g).sum(), params)
-        ref = torch.autograd.grad((want * g).sum(), params)
-        for u, v in zip(got, ref):
-            torch.testing.assert_close(u, v, rtol=1e-10, atol=1e-10)
-    x = torch.randn(6, 5, dtype=torch.float64, requires_grad=True)
-    w0 = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
-    w1 = torch.randn(2, 2, dtype=torch.float64, requires_grad=True)
+def test_linear_heads_is_the_per_head_products_and_differentiable(seed):
+    """tessera.linear_heads(x, w, b, x2, w2, b2): each head's column block of x projected by its
+    row block of w into its column block of the output (a block-diagonal product, the folded
+    TransformerConv's W_v per head), plus the shared x2 w2^T + b2 (its lin_skip); large enough for
+    the ops' output memory too. Gradients are the definition's (dx one buffer of the heads' blocks,
+    the two biases each their own copy of dy's column sums), and the op is differentiable twice."""
+    for rows, heads, k, c, k2 in ((37, 3, 5, 4, 6), (70000, 2, 24, 8, 3), (9, 1, 4, 5, 0)):
+        x = torch.randn(rows, heads * k, dtype=torch.float64, requires_grad=True)
+        w = torch.randn(heads * c, k, dtype=torch.float64, requires_grad=True)
+        b = torch.randn(heads * c, dtype=torch.float64, requires_grad=True)
+        for shared in (False, True):
+            x2 = torch.randn(rows, k2, dtype=torch.float64, requires_grad=True) if shared else None
+            w2 = torch.randn(heads * c, k2, dtype=torch.float64, requires_grad=True) if shared else None
+            b2 = torch.randn(heads * c, dtype=torch.float64, requires_grad=True) if shared else None
+            y = ops.linear_heads(x, w, b, x2, w2, b2)
+            want = _heads_reference(x, w, b, x2, w2, b2)
+            torch.testing.assert_close(y, want, rtol=1e-12, atol=1e-12)
+            g = torch.randn_like(y)
+            params = [x, w, b] + ([x2, w2, b2] if shared else [])
+            got = torch.autograd.grad((y * g).sum(), params)
+            ref = torch.autograd.grad((want * g).sum(), params)
+            for u, v in zip(got, ref):
+                torch.testing.assert_close(u, v, rtol=1e-10, atol=1e-10)
+            if shared:
+                assert got[2].data_ptr() != got[5].data_ptr(), "two biases' gradients must not share storage"
+    y = ops.linear_heads(torch.randn(6, 8, dtype=torch.float64), torch.randn(6, 4, dtype=torch.float64))
+    assert y.shape == (6, 6)  # no bias, no shared projection
+    x = torch.randn(6, 6, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
     b = torch.randn(4, dtype=torch.float64, requires_grad=True)
-    f = lambda a, u, v, c: torch.ops.tessera.linear_blocks([a], [u, v], [c, None])
-    assert torch.autograd.gradcheck(f, (x, w0, w1, b))
-    assert torch.autograd.gradgradcheck(f, (x, w0, w1, b))
+    x2 = torch.randn(6, 2, dtype=torch.float64, requires_grad=True)
+    w2 = torch.randn(4, 2, dtype=torch.float64, requires_grad=True)
+    f = lambda *t: ops.linear_heads(*t)
+    assert torch.autograd.gradcheck(f, (x, w, b, x2, w2, None))
+    assert torch.autograd.gradgradcheck(f, (x, w, b, x2, w2, None))
+    assert torch.autograd.gradgradcheck(lambda a, u: ops.linear_heads(a, u), (x, w))
 
 
-def test_linear_blocks_bad_input_names_the_problem():
-    x, w = torch.randn(5, 3), torch.randn(4, 3)
-    with pytest.raises(RuntimeError, match="linear_blocks: 2 inputs, 1 weights and 1 biases"):
-        torch.ops.tessera.linear_blocks([x, x], [w], [None])
-    with pytest.raises(RuntimeError, match="linear_blocks: input 1 must be 2-D with 5 rows"):
-        torch.ops.tessera.linear_blocks([x, torch.randn(6, 3)], [w, w], [None, None])
-    with pytest.raises(RuntimeError, match=r"linear_blocks: weight 0 must be \[out_features, 3\]"):
-        torch.ops.tessera.linear_blocks([x], [torch.randn(4, 2)], [None])
-    with pytest.raises(RuntimeError, match=r"linear_blocks: bias 0 must be a \[4\] Float tensor"):
-        torch.ops.tessera.linear_blocks([x], [w], [torch.randn(3)])
-    with pytest.raises(RuntimeError, match=r"linear_blocks: one input for 2 weights must be 2-D with their "
-                                           r"in_features summed \(5\) as columns, got \[5, 3\]"):
-        torch.ops.tessera.linear_blocks([x], [w, torch.randn(2, 2)], [None, None])
+def test_linear_heads_bad_input_names_the_problem():
+    x, w = torch.randn(5, 6), torch.randn(4, 3)
+    with pytest.raises(RuntimeError, match="linear_heads: x must be 2-D"):
+        ops.linear_heads(torch.randn(5), w)
+    with pytest.raises(RuntimeError, match=r"linear_heads: weight must be \[heads out_features, in_features\] with "
+                                           r"x's 6 columns a whole number of in_features, got shape \[4, 4\]"):
+        ops.linear_heads(x, torch.randn(4, 4))
+    with pytest.raises(RuntimeError, match="linear_heads: weight has 3 rows, not a multiple of the 2 heads"):
+        ops.linear_heads(x, torch.randn(3, 3))
+    with pytest.raises(RuntimeError, match=r"linear_heads: bias must be \[4\], got shape \[3\]"):
+        ops.linear_heads(x, w, torch.randn(3))
+    with pytest.raises(RuntimeError, match="linear_heads: x2 and weight2 come together"):
+        ops.linear_heads(x, w, None, torch.randn(5, 2))
+    with pytest.raises(RuntimeError, match="linear_heads: x2 must be 2-D with x's 5 rows"):
+        ops.linear_heads(x, w, None, torch.randn(4, 2), torch.randn(4, 2))
+    with pytest.raises(RuntimeError, match=r"linear_heads: weight2 must be \[4, 2\]"):
+        ops.linear_heads(x, w, None, torch.randn(5, 2), torch.randn(4, 3))
+    with pytest.raises(RuntimeError, match="linear_heads: weight2 is Double"):
+        ops.linear_heads(x, w, None, torch.randn(5, 2), torch.randn(4, 2, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="linear_heads: bias2 without x2"):
+        ops.linear_heads(x, w, None, None, None, torch.randn(4))
 
 
 def test_bad_input_names_the_problem():
@@ -234,45 +238,37 @@ def test_cuda_fp32_matches_double(seed, m, n, k):
 
 
 @needs_cuda
-def test_linear_blocks_cuda_fp32_matches_double(seed):
-    """Each block of tessera.linear_blocks on CUDA fp32 (tessera's kernel writing its column block of
-    the output, or torch's where the kernel declines: an odd width) within the kernel's fp32-level
-    bound, and its gradients: dx_i = dy_i w_i through the same kernel, dw_i = dy_i^T x_i."""
-    m = 3000
-    xs = [torch.randn(m, k, device="cuda", requires_grad=True) for k in (128, 64, 20)]
-    ws = [torch.randn(n, x.size(1), device="cuda", requires_grad=True) for n, x in zip((256, 36, 7), xs)]
-    bs = [torch.randn(256, device="cuda"), None, torch.randn(7, device="cuda")]
-    y = ops.linear_blocks(xs, ws, bs)
-    gy = torch.randn_like(y)
-    y.backward(gy)
-    at = 0
-    for x, w, b in zip(xs, ws, bs):
-        n = w.size(0)
-        _fp32_level(y[:, at:at + n], x, w, b)
-        g = gy[:, at:at + n]
-        _fp32_level(x.grad, g, w.t(), None)
-        _fp32_level(w.grad, g.t(), x.detach().t(), None)
-        at += n
-
-
-@needs_cuda
-def test_linear_blocks_split_input_cuda_fp32_matches_double(seed):
-    """One CUDA fp32 input split among the weights (the folded TransformerConv's aggregate, 8 heads
-    of K = 128 into C = 128): each block's product from its column block of the input, and the
-    input's gradient written block by block into one buffer, within the kernel's fp32-level bound."""
-    m, heads, k, n = 3000, 8, 128, 128
+@pytest.mark.parametrize("m,heads,k,c,k2", [(3000, 8, 128, 128, 128), (3000, 2, 128, 256, 128), (517, 2, 32, 128, 36),
+                                            (1000, 4, 64, 64, 128), (70, 3, 20, 7, 0)])
+def test_linear_heads_cuda_fp32_matches_double(seed, m, heads, k, c, k2):
+    """tessera.linear_heads on CUDA fp32 (one launch of the kernel with heads and the shared second
+    input where it takes them: C a multiple of 128 and K of 32; per head and one shared product
+    otherwise), within the kernel's fp32-level bound against the double definition, and its
+    gradients: each head's dx block = dy_h w_h through the same kernel, dw_h = dy_h^T x_h, the shared
+    input's dx2 = dy w2, dw2 = dy^T x2."""
     x = torch.randn(m, heads * k, device="cuda", requires_grad=True)
-    ws = [torch.randn(n, k, device="cuda", requires_grad=True) for _ in range(heads)]
-    bs = [torch.randn(n, device="cuda") for _ in range(heads)]
-    y = ops.linear_blocks([x], ws, bs)
+    w = torch.randn(heads * c, k, device="cuda", requires_grad=True)
+    b = torch.randn(heads * c, device="cuda")
+    x2 = torch.randn(m, k2, device="cuda", requires_grad=True) if k2 else None
+    w2 = torch.randn(heads * c, k2, device="cuda", requires_grad=True) if k2 else None
+    b2 = torch.randn(heads * c, device="cuda") if k2 else None
+    y = ops.linear_heads(x, w, b, x2, w2, b2)
     gy = torch.randn_like(y)
     y.backward(gy)
-    for h, (w, b) in enumerate(zip(ws, bs)):
-        xh = x.detach()[:, h * k:(h + 1) * k]
-        g = gy[:, h * n:(h + 1) * n]
-        _fp32_level(y[:, h * n:(h + 1) * n], xh, w, b)
-        _fp32_level(x.grad[:, h * k:(h + 1) * k], g, w.t(), None)
-        _fp32_level(w.grad, g.t(), xh.t(), None)
+    xd = x.detach()
+    for h in range(heads):
+        xh, wh, g = xd[:, h * k:(h + 1) * k], w.detach()[h * c:(h + 1) * c], gy[:, h * c:(h + 1) * c]
+        bh = b[h * c:(h + 1) * c] + (b2[h * c:(h + 1) * c] if k2 else 0)
+        if k2:  # one product over [x_h | x2] against [w_h | w2_h]
+            _fp32_level(y[:, h * c:(h + 1) * c], torch.cat([xh, x2.detach()], 1),
+                        torch.cat([wh, w2.detach()[h * c:(h + 1) * c]], 1), bh)
+        else:
+            _fp32_level(y[:, h * c:(h + 1) * c], xh, wh, bh)
+        _fp32_level(x.grad[:, h * k:(h + 1) * k], g, wh.t(), None)
+        _fp32_level(w.grad[h * c:(h + 1) * c], g.t(), xh.t(), None)
+    if k2:
+        _fp32_level(x2.grad, gy, w2.detach().t(), None)
+        _fp32_level(w2.grad, gy.t(), x2.detach().t(), None)
 
 
 @needs_cuda

@@ -10,6 +10,14 @@
 //   (TransformerConv's lin_skip) then writes its sum with the attention output in one pass instead
 //   of a projection and an add. Rows may be strided (ld >= cols). Same dtype and device for all.
 //   K = 0 gives Y = bias (or 0) (+ R).
+//   Heads (blocks > 1): a block-diagonal product. X is M x (blocks K) and W's N rows are `blocks`
+//   blocks of N / blocks: output column j reads X's column block j / (N / blocks) only. The folded
+//   TransformerConv projects each head's K-wide aggregate with that head's rows of lin_value.
+//   Second input (X2 given): X2 (M x K2) with W2 (N x K2, same dtype and device) is added to every
+//   output column, inside the same accumulation:
+//     Y[i, j] = sum_k X[i, b(j) K + k] W[j, k] + sum_k X2[i, k] W2[j, k] (+ bias[j]) (+ R[i, j]).
+//   The folded TransformerConv's skip projection (lin_skip(x_dst)) then costs no pass over Y of its
+//   own. Neither with w_transposed.
 //   w_transposed: W is given as K x N instead (W[k, j] = the N x K weight's [j, k]), so Y = X W: a
 //   Linear's input gradient dX = dY W reads the [out, in] weight as it is stored, where it would
 //   otherwise be transposed into a contiguous copy first (an allocation and a copy launch per
@@ -32,7 +40,9 @@
 //                 copies (scratch from exec's allocator, 8 bytes per weight); X is split in
 //                 registers. 67-105 TFLOP/s on the H200 against mma.sync's 47-57; the heuristic
 //                 takes it wherever the grid has at least half a 128x128 tile per multiprocessor
-//                 (src/cuda/sm90a/linear_wgmma.cu).
+//                 (src/cuda/sm90a/linear_wgmma.cu). The only variants for heads and a second
+//                 input: then K % 32 == 0 (with heads) and N / blocks a multiple of 128 (a tile
+//                 never spans two heads), X2 and W2 by X's and W's operand rules.
 //   The CPU and other CUDA cases are left to the caller's BLAS (the torch layer: at::linear);
 //   linear() throws when no variant is eligible, so that a caller never gets a silent fallback.
 //
@@ -54,8 +64,14 @@ struct LinearArgs {
   const void* bias = nullptr;   // N values of Y's dtype, or nullptr
   DenseView R{};                // M x N residual added to Y, or absent (data null)
   bool w_transposed = false;    // W stored K x N: Y = X W
+  int64_t blocks = 1;           // heads: X is M x (blocks K), output column j reads block j / (N / blocks)
+  DenseView X2{};               // M x K2 second input for every column, or absent (K2 = 0)
+  DenseView W2{};               // N x K2, with X2
 
   int64_t n() const { return w_transposed ? W.cols : W.rows; }  // output width N
+  int64_t k() const { return w_transposed ? W.rows : W.cols; }  // input width K of one block
+  bool has_x2() const { return X2.cols > 0; }  // a second input of width 0 adds nothing
+  bool plain() const { return blocks == 1 && !has_x2(); }  // what every variant runs
 };
 
 // Y = X W^T (+ b). variant "" = requested (TESSERA_VARIANT_LINEAR) > tuned > cache > heuristic.

@@ -124,16 +124,20 @@ def products(x: Tensor, weights, biases):
     return list(_ops.linears(x, list(weights), list(biases)))
 
 
-def products_side_by_side(xs, weights, biases) -> Tensor:
-    """cat([x w^T + b for x, w, b in zip(xs, weights, biases)], 1) without the concatenation: each
-    product written into its column block of one buffer (tessera.linear_blocks,
-    src/torch/linear_blocks_op.cpp), on the kernels products() uses. One x for several weights:
-    its consecutive column blocks (each as wide as its weight's in_features) are the inputs."""
-    if _torch_tf32(xs[0]):
-        if len(xs) == 1 and len(weights) > 1:
-            xs = xs[0].split([w.size(1) for w in weights], dim=1)
-        return torch.cat([torch.nn.functional.linear(x, w, b) for x, w, b in zip(xs, weights, biases)], dim=1)
-    return _ops.linear_blocks(list(xs), list(weights), list(biases))
+def heads_product(x: Tensor, weight: Tensor, bias=None, x2=None, weight2=None, bias2=None) -> Tensor:
+    """Per-head projections side by side, plus one every head shares: head h's column block of x
+    (weight's in_features wide) times weight's row block h (+ bias), written into column block h of
+    one output, + x2 weight2^T + bias2 over all of them (x2, weight2, bias2 optional). One
+    tessera.linear_heads op (src/torch/linear_heads_op.cpp): on CUDA fp32 one launch of tessera's
+    tf32x3 kernel, so the shared projection costs no pass over the output of its own; unless the
+    user allowed TF32 (then torch's linear, as linears() does)."""
+    if _torch_tf32(x):
+        heads = x.size(1) // weight.size(1)
+        bs = bias.chunk(heads) if bias is not None else [None] * heads
+        y = torch.cat([torch.nn.functional.linear(xh, wh, bh)
+                       for xh, wh, bh in zip(x.chunk(heads, 1), weight.chunk(heads), bs)], dim=1)
+        return y if x2 is None else y + torch.nn.functional.linear(x2, weight2, bias2)
+    return _ops.linear_heads(x, weight, bias, x2, weight2, bias2)
 
 
 def project(pairs):

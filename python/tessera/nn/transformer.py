@@ -34,7 +34,7 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph, GraphCache, is_sparse_adjacency
-from ._linear import add_to_fresh, linear, linear_add, products, products_side_by_side, project
+from ._linear import add_to_fresh, heads_product, linear, linear_add, products, project
 from ._inputs import layer_inputs, node_feature_pair
 from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_attention_request, fused_attention,
                     sparse_adjacency_graph)
@@ -126,15 +126,30 @@ class TransformerConv(torch.nn.Module):
         query, key, value, x_r = self._project(x, fold)
         if fold:
             out, alpha = self._folded_attention(g, query, x[0], want_alpha)
+            if self._skip_in_fold():
+                return self._attention_result(out, edge_index, g, alpha, want_alpha)
         else:
             out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
                                          self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
                                          edge_weight=edge_weight)
+        return self._finish(out, x, self._attention_weights(edge_index, g, alpha, want_alpha), x_r)
+
+    @staticmethod
+    def _attention_weights(edge_index, g: AttentionGraph, alpha, want_alpha: bool):
         attention = g.attention_weights(alpha) if want_alpha else None
         if attention is not None and is_sparse_adjacency(edge_index):
             # PyG 2.8 returns a sparse adj_t itself (its values untouched) and alpha in its CSR order.
             attention = (edge_index, attention[1])
-        return self._finish(out, x, attention, x_r)
+        return attention
+
+    def _attention_result(self, out: Tensor, edge_index, g: AttentionGraph, alpha, want_alpha: bool):
+        attention = self._attention_weights(edge_index, g, alpha, want_alpha)
+        return (out, attention) if attention is not None else out
+
+    def _skip_in_fold(self) -> bool:
+        """Whether the folded form adds lin_skip(x_dst) in its last product (_folded_attention):
+        with the root weight, heads concatenated and no beta gate."""
+        return self.root_weight and self.lin_beta is None and self.concat
 
     def _folds(self, x_src: Tensor, nnz: int) -> bool:
         """Whether this call takes the folded form (_folded_attention): the caller has checked that
@@ -160,6 +175,7 @@ class TransformerConv(torch.nn.Module):
         not alive during the attention. Folded (_folded_attention), no q, k or v: x_dst as the query."""
         early_skip = self.root_weight and x[1].device.type == "cpu"
         if fold:
+            early_skip = early_skip and not self._skip_in_fold()
             return x[1], None, None, linear(self.lin_skip, x[1]) if early_skip else None
         pairs = [(self.lin_query, x[1]), (self.lin_key, x[0]), (self.lin_value, x[0])]
         if early_skip:
@@ -178,15 +194,15 @@ class TransformerConv(torch.nn.Module):
         So the heads' K-wide queries (one product with the stacked M_h) attend, in one multi-query
         call, over x_src itself as every head's key and value (scale 1/sqrt(C)), and each head's
         [N_dst, K] aggregate is projected by its [K, C] block of W_v after it (one block-diagonal
-        product). Per edge and head it does 2K multiply-adds where the unfolded form does 2C, and
-        reads one K-wide row per entry for all heads where it reads 2C per head; the products are
-        [N, K_dst] x [K_dst, H K] and H [N, K] x [K, C], against [N, K] x [K, H C] three times.
-        Rounding differs from the unfolded form's at fp32 level."""
+        product, tessera.linear_heads), with lin_skip(x_dst) added in the same product where the
+        layer adds it as it is (_skip_in_fold). Per edge and head it does 2K multiply-adds where the
+        unfolded form does 2C, and reads one K-wide row per entry for all heads where it reads 2C per
+        head; the products are [N, K_dst] x [K_dst, H K] and H [N, K] x [K, C], against [N, K] x
+        [K, H C] three times. Rounding differs from the unfolded form's at fp32 level."""
         H, C = self.heads, self.out_channels
         k_src = x_src.size(-1)
         w_k = self.lin_key.weight.view(H, C, k_src)
         w_q = self.lin_query.weight.view(H, C, x_dst.size(-1))
-        w_v = self.lin_value.weight.view(H, C, k_src)
         # The folded operators in fp32 at least, rounded once to the inputs' dtype.
         wide = torch.promote_types(x_dst.dtype, torch.float32)
         w_kt = w_k.transpose(1, 2).to(wide)
@@ -201,12 +217,12 @@ class TransformerConv(torch.nn.Module):
         agg, alpha = fused_attention("transformer", g, query, x_src, x_src, None, H, 0.2, 1.0 / math.sqrt(C),
                                      self.dropout, self.training, want_alpha, alpha_after_dropout=False)
         del query
-        # b_v goes to the rows with entries only (an empty row's sum is 0): inside the products when
+        # b_v goes to the rows with entries only (an empty row's sum is 0): inside the product when
         # every row has one, else as a rank-1 update mask b_v^T, whose backward is a product with
         # the mask (a [N, H*C] masked copy of the gradient cost 27 ms a call on the development machine).
         mask = g.graph.nonempty_rows() if b_v is not None else None
-        fused = b_v.view(H, C).unbind(0) if b_v is not None and mask is None else [None] * H
-        out = products_side_by_side([agg], w_v.unbind(0), fused)  # agg's column blocks, one per head
+        skip = (x_dst, self.lin_skip.weight, self.lin_skip.bias) if self._skip_in_fold() else (None, None, None)
+        out = heads_product(agg, self.lin_value.weight, b_v if mask is None else None, *skip)  # agg's column blocks
         del agg
         if mask is not None:
             out = out.addmm_(mask.to(out.dtype), b_v.view(1, -1))

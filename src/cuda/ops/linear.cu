@@ -45,7 +45,9 @@ LinearTile linear_tf32x3_default_tile(const LinearArgs& a, int device_index) {
   return {128, 128};
 }
 
-bool linear_tf32x3_eligible(const LinearArgs& a) {
+bool linear_tf32x3_eligible(const LinearArgs& a) { return a.plain() && linear_operands_fit(a); }
+
+bool linear_operands_fit(const LinearArgs& a) {
   const int64_t int_max = std::numeric_limits<int32_t>::max();
   return a.Y.device.is_cuda() && a.Y.dtype == DType::f32 && a.X.cols % 4 == 0 &&
          a.n() % (a.w_transposed ? 4 : 2) == 0 && a.X.cols <= int_max && a.n() <= int_max && a.X.ld % 4 == 0 &&

@@ -52,6 +52,14 @@ struct Params {
   int64_t m = 0, ldx = 0, ldw = 0, ldy = 0, ldr = 0;
   int n = 0, k = 0;
   int64_t n_tiles = 0;          // ceil(N / BN): CTA t takes n-tile t % n_tiles of m-tile t / n_tiles
+  // Heads and a second input (LinearArgs::blocks, X2; the wgmma streaming kernel only): output
+  // column j reads X's columns (j / nb) k .. + k of its x_cols, and the steps from x_steps on read
+  // X2 (M x k2, row stride ldx2) against W2's part of the split weight.
+  int nb = 0;                   // output columns per head (n without heads)
+  int64_t x_cols = 0;           // X's width: blocks k
+  const float* x2 = nullptr;
+  int64_t ldx2 = 0;
+  int k2 = 0, x_steps = 0;
 };
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {

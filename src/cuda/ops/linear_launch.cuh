@@ -41,7 +41,15 @@ inline Params params_for(const ops::LinearArgs& a, int bm, int bn, int64_t& tile
   }
   p.m = a.X.rows;
   p.n = int(a.n());
-  p.k = int(a.X.cols);
+  p.k = int(a.k());
+  p.nb = int(a.n() / a.blocks);
+  p.x_cols = a.X.cols;
+  if (a.has_x2()) {
+    p.x2 = a.X2.as<const float>();
+    p.ldx2 = a.X2.ld;
+    p.k2 = int(a.X2.cols);
+  }
+  p.x_steps = (p.k + kBK - 1) / kBK;
   p.ldx = a.X.ld;
   p.ldw = a.W.ld;
   p.ldy = a.Y.ld;

@@ -69,8 +69,10 @@ using wgmma_layout::chunk_at;
 using wgmma_layout::slice_column;
 using wgmma_layout::tile_desc_lo;
 
-// W split into tf32 parts in the stages' layout (split_weight in linear_wgmma.cuh).
+// W split into tf32 parts in the stages' layout (split_weight in linear_wgmma.cuh); with a second
+// input, W2's columns follow W's from kp1 (W's K rounded up to whole steps) on.
 __global__ void split_weight_kernel(const float* __restrict__ w, int64_t ldw, int n, int k, bool wt,
+                                    const float* __restrict__ w2, int64_t ldw2, int k2, int kp1,
                                     uint32_t* __restrict__ split, int np, int kp) {
   // 32-bit index arithmetic (the launcher checks np kp < 2^31): 64-bit divisions by the run-time
   // np and kp made this kernel 4.6-5.8 us per PubMed-sized weight (h200_20261203g call 1).
@@ -79,7 +81,9 @@ __global__ void split_weight_kernel(const float* __restrict__ w, int64_t ldw, in
   // Consecutive threads read consecutive addresses of W: along K as stored, along N with wt.
   const int row = wt ? i % np : i / kp, c = wt ? i / np : i % kp;  // c: K-major column
   const int q = c % kBK, col = c - q + slice_column(q / 8, q % 8);
-  const float v = row < n && col < k ? (wt ? w[int64_t(col) * ldw + row] : w[int64_t(row) * ldw + col]) : 0.f;
+  float v = 0.f;
+  if (row < n && col < k) v = wt ? w[int64_t(col) * ldw + row] : w[int64_t(row) * ldw + col];
+  else if (row < n && col >= kp1 && col - kp1 < k2) v = w2[int64_t(row) * ldw2 + (col - kp1)];
   uint32_t h, l;
   tessera::cuda::split_tf32(v, h, l);
   uint32_t* block = split + (int64_t(row / BN) * (kp / kBK) + c / kBK) * (2 * BN * kBK);
@@ -90,8 +94,8 @@ __global__ void split_weight_kernel(const float* __restrict__ w, int64_t ldw, in
 
 template <int WGS, bool RES>
 __global__ void __launch_bounds__(Tile<WGS>::kThreads, 2)
-    linear_wgmma_kernel(const Params p, const __grid_constant__ CUtensorMap x_map, const float* __restrict__ w_split,
-                        int kp) {
+    linear_wgmma_kernel(const Params p, const __grid_constant__ CUtensorMap x_map,
+                        const __grid_constant__ CUtensorMap x2_map, const float* __restrict__ w_split, int kp) {
 #ifdef TESSERA_HAVE_WGMMA_CODE
   using namespace tessera::cuda::wgmma;
   using T = Tile<WGS>;
@@ -106,14 +110,16 @@ __global__ void __launch_bounds__(Tile<WGS>::kThreads, 2)
   const int m0 = int(blockIdx.x / unsigned(p.n_tiles)) * BM;  // TMA coordinates are 32-bit (launch checks)
   const int n0 = int(blockIdx.x % unsigned(p.n_tiles)) * BN, k_steps = kp / kBK;
   const int tid = threadIdx.x;
+  const int x0 = n0 / p.nb * p.k;  // the tile's head's first column of X (0 without heads)
 
   // Step ks into slot ks % S, by thread 0 alone: X's 32-wide column box of the tile's rows (the TMA
-  // swizzles it as chunk_at and zero-fills rows past M and columns past K) and the step's W block
-  // (split_weight_kernel: whole tiles, contiguous).
+  // swizzles it as chunk_at and zero-fills rows past M and columns past X's width), or X2's from step
+  // x_steps on, and the step's W block (split_weight_kernel: whole tiles, contiguous).
   auto fetch = [&](int ks) {
     const uint32_t st = sbase + (ks % S) * kStageBytes, bar = bars + 8 * (ks % S);
     tessera::cuda::tma::arrive_expect_bytes(bar, kStageBytes);
-    tessera::cuda::tma::load_box(st, x_map, ks * kBK, m0, bar);
+    if (ks < p.x_steps) tessera::cuda::tma::load_box(st, x_map, x0 + ks * kBK, m0, bar);
+    else tessera::cuda::tma::load_box(st, x2_map, (ks - p.x_steps) * kBK, m0, bar);
     tessera::cuda::tma::load_bytes(st + kABytes, w_split + (int64_t(n0) * kp + int64_t(ks) * BN * kBK) * 2, 2 * kBBytes,
                                    bar);
   };
@@ -186,32 +192,37 @@ void launch(const ops::LinearArgs& a, cudaStream_t s, const float* w_split, int 
   const Params p = tessera::cuda::linear::params_for(a, T::BM, BN, tiles);
   if (tiles == 0) return;
   const CUtensorMap x_map = x_boxes(p, T::BM);  // without K: no loads, Y is the bias (and R)
-  kernel<<<unsigned(tiles), T::kThreads, T::smem_bytes, s>>>(p, x_map, w_split, kp);
+  const CUtensorMap x2_map =
+      p.k2 > 0 ? tessera::cuda::tma::map_2d(p.x2, p.m, p.k2, p.ldx2, T::BM, kBK) : CUtensorMap{};
+  kernel<<<unsigned(tiles), T::kThreads, T::smem_bytes, s>>>(p, x_map, x2_map, w_split, kp);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 
 }  // namespace
 
 namespace {
-int padded_k(const ops::LinearArgs& a) { return int((a.X.cols + kBK - 1) / kBK * kBK); }
+int padded(int64_t k) { return int((k + kBK - 1) / kBK * kBK); }
+// W's K and W2's, each rounded up to whole steps.
+int padded_k(const ops::LinearArgs& a) { return padded(a.k()) + padded(a.X2.cols); }
 int padded_n(const ops::LinearArgs& a) { return int((a.n() + BN - 1) / BN * BN); }
 }  // namespace
 
 SplitWeight::SplitWeight(const ops::LinearArgs& a, const Exec& exec)
     : kp(padded_k(a)), split(exec, 2 * size_t(padded_n(a)) * size_t(kp) * sizeof(float)) {
-  const int n = int(a.n()), k = int(a.X.cols), np = padded_n(a);
-  TESSERA_CHECK(int64_t(np) * kp < (int64_t(1) << 31), "linear: a ", n, " x ", k, " weight is too large for the wgmma tiles");
+  const int n = int(a.n()), k = int(a.k()), np = padded_n(a);
+  TESSERA_CHECK(int64_t(np) * kp < (int64_t(1) << 31), "linear: a ", n, " x ", kp, " weight is too large for the wgmma tiles");
   if (kp == 0) return;
   const int count = np * kp;
   split_weight_kernel<<<unsigned((count + 255) / 256), 256, 0, tessera::cuda_stream(exec.stream)>>>(
-      a.W.as<const float>(), a.W.ld, n, k, a.w_transposed, split.as<uint32_t>(), np, kp);
+      a.W.as<const float>(), a.W.ld, n, k, a.w_transposed, a.has_x2() ? a.W2.as<const float>() : nullptr, a.W2.ld,
+      int(a.X2.cols), padded(k), split.as<uint32_t>(), np, kp);
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 
 CUtensorMap x_boxes(const Params& p, int box_rows) {
   TESSERA_CHECK(p.m <= std::numeric_limits<int32_t>::max() - box_rows, "linear: ", p.m,
                 " rows are too many for the wgmma tiles' 32-bit TMA coordinates");
-  return p.k > 0 ? tessera::cuda::tma::map_2d(p.x, p.m, p.k, p.ldx, box_rows, kBK) : CUtensorMap{};
+  return p.k > 0 ? tessera::cuda::tma::map_2d(p.x, p.m, p.x_cols, p.ldx, box_rows, kBK) : CUtensorMap{};
 }
 
 }  // namespace tessera::cuda::linear_wgmma
@@ -222,7 +233,14 @@ bool linear_wgmma_eligible(const LinearArgs& a) {
   // The mma.sync kernel's operand rules (16-byte chunks of X and W along K, float2 stores of Y), on
   // a compute capability 9.0 device.
   // X's rows are TMA coordinates, 32-bit.
-  return linear_tf32x3_eligible(a) && a.X.rows <= std::numeric_limits<int32_t>::max() - 128 &&
+  // Heads: a tile within one head (N / blocks a multiple of BN) and X's boxes within its block
+  // (K a multiple of a step). A second input: X's operand rules for X2 and W2.
+  namespace lw = tessera::cuda::linear_wgmma;
+  using tessera::cuda::linear::aligned;
+  const bool heads = a.blocks == 1 || (a.k() % lw::kBK == 0 && (a.n() / a.blocks) % lw::BN == 0);
+  const bool x2 = !a.has_x2() || (a.X2.cols % 4 == 0 && a.X2.ld % 4 == 0 && a.W2.ld % 4 == 0 &&
+                                  aligned(a.X2.data, 16) && aligned(a.W2.data, 16));
+  return linear_operands_fit(a) && heads && x2 && a.X.rows <= std::numeric_limits<int32_t>::max() - 128 &&
          cuda_compute_capability(a.Y.device.index) == 90;
 }
 

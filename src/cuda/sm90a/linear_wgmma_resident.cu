@@ -184,9 +184,9 @@ namespace tessera::ops::detail {
 
 bool linear_wgmma_resident_eligible(const LinearArgs& a) {
   // The streaming kernel's rules, K within one resident n-tile and whole groups of n-tiles on the
-  // machine.
+  // machine; neither heads nor a second input.
   namespace lw = tessera::cuda::linear_wgmma;
-  return linear_wgmma_eligible(a) && a.X.cols >= 1 && a.X.cols <= lw::kMaxK &&
+  return a.plain() && linear_wgmma_eligible(a) && a.X.cols >= 1 && a.X.cols <= lw::kMaxK &&
          (a.n() + lw::BN - 1) / lw::BN <= cuda_multiprocessors(a.Y.device.index);
 }
 

@@ -12,14 +12,18 @@ struct LinearTile {
   int bm = 128, bn = 128;
 };
 bool linear_tf32x3_eligible(const LinearArgs& a);
+// The tf32x3 kernels' rules on X, W, Y, the bias and R (16-byte chunks of X and W along K, float2
+// stores of Y), whatever the heads and second input; the wgmma kernels share them.
+bool linear_operands_fit(const LinearArgs& a);
 void linear_tf32x3_cuda(const LinearArgs& a, const Exec& exec, LinearTile tile);
 // The tile the heuristic picks on device `device_index` (reads its multiprocessor count).
 LinearTile linear_tf32x3_default_tile(const LinearArgs& a, int device_index);
 
 // The same three products on Hopper's wgmma (cuda/sm90a/linear_wgmma.cu; built when
 // TESSERA_WITH_WGMMA), tiles of 64 x `warpgroups` rows by 128 columns (1 or 2): the tf32x3
-// kernel's operand rules on a compute capability 9.0 device. preferred: the warpgroups of the tile
-// the heuristic takes over the tf32x3 tiles, or 0 where those are faster.
+// kernel's operand rules on a compute capability 9.0 device; the only variant for heads and a
+// second input (LinearArgs::blocks, X2). preferred: the warpgroups of the tile the heuristic takes
+// over the tf32x3 tiles, or 0 where those are faster.
 bool linear_wgmma_eligible(const LinearArgs& a);
 int linear_wgmma_preferred(const LinearArgs& a, int device_index);
 void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, int warpgroups);

@@ -54,8 +54,11 @@ tune::Registry<LinearArgs> make_registry() {
 #ifdef TESSERA_WITH_WGMMA
     if (detail::linear_wgmma_resident_eligible(a) && detail::linear_wgmma_resident_preferred(a, d.index))
       return "cuda.wgmma.resident";
-    if (detail::linear_wgmma_eligible(a))
-      if (const int wgs = detail::linear_wgmma_preferred(a, d.index)) return "cuda.wgmma." + std::to_string(64 * wgs) + "x128";
+    if (detail::linear_wgmma_eligible(a)) {
+      // Heads and a second input have no other kernel: its 64-row tile where the tf32x3 ones would win.
+      const int wgs = detail::linear_wgmma_preferred(a, d.index);
+      if (wgs != 0 || !a.plain()) return "cuda.wgmma." + std::to_string(64 * (wgs == 0 ? 1 : wgs)) + "x128";
+    }
 #endif
 #ifdef TESSERA_WITH_CUDA
     const detail::LinearTile t = detail::linear_tf32x3_default_tile(a, d.index);
@@ -69,8 +72,10 @@ tune::Registry<LinearArgs> make_registry() {
 
 tune::Key key_of(const LinearArgs& a, const Exec& exec) {
   // The best tile depends on the rows too (how many waves the grid makes): their bucket is in the key.
-  // W's layout picks another kernel: its own key.
-  return {tune::device_key(exec.device), a.w_transposed ? "linear.wt" : "linear", dtype_name(a.X.dtype),
+  // W's layout, heads and a second input change the kernels that can run: their own keys.
+  const std::string op = std::string(a.w_transposed ? "linear.wt" : "linear") +
+                         (a.blocks > 1 ? ".heads" : "") + (a.has_x2() ? ".x2" : "");
+  return {tune::device_key(exec.device), op, dtype_name(a.X.dtype),
           "k" + std::to_string(tune::width_bucket(a.X.cols)) + ".m" + std::to_string(tune::width_bucket(a.X.rows)),
           tune::width_bucket(a.n())};
 }
@@ -103,9 +108,16 @@ void validate_linear(const LinearArgs& a) {
   check_matrix(a.X, "X");
   check_matrix(a.W, "W");
   check_matrix(a.Y, "Y");
-  const int64_t k_of_w = a.w_transposed ? a.W.rows : a.W.cols;
-  TESSERA_CHECK(k_of_w == a.X.cols, "linear: X has ", a.X.cols, " columns but W", a.w_transposed ? " (K x N)" : "",
-                " has ", k_of_w, a.w_transposed ? " rows" : " columns", " (both must be the input width K)");
+  TESSERA_CHECK(a.blocks >= 1, "linear: blocks (heads) is ", a.blocks, ", must be at least 1");
+  TESSERA_CHECK(a.plain() || !a.w_transposed, "linear: heads and a second input are not for W given K x N");
+  if (a.blocks > 1) {
+    TESSERA_CHECK(a.n() % a.blocks == 0, "linear: W has ", a.n(), " rows, not a multiple of the ", a.blocks, " heads");
+    TESSERA_CHECK(a.X.cols == a.blocks * a.k(), "linear: X has ", a.X.cols, " columns but ", a.blocks,
+                  " heads of W's input width ", a.k(), " need ", a.blocks * a.k());
+  } else {
+    TESSERA_CHECK(a.k() == a.X.cols, "linear: X has ", a.X.cols, " columns but W", a.w_transposed ? " (K x N)" : "",
+                  " has ", a.k(), a.w_transposed ? " rows" : " columns", " (both must be the input width K)");
+  }
   TESSERA_CHECK(a.Y.rows == a.X.rows && a.Y.cols == a.n(), "linear: Y is ", a.Y.rows, " x ", a.Y.cols, " but ",
                 a.w_transposed ? "X W" : "X W^T", " is ", a.X.rows, " x ", a.n());
   TESSERA_CHECK(a.X.dtype == a.Y.dtype && a.W.dtype == a.Y.dtype, "linear: X is ", dtype_name(a.X.dtype),
@@ -113,6 +125,19 @@ void validate_linear(const LinearArgs& a) {
   TESSERA_CHECK(a.X.device == a.Y.device && a.W.device == a.Y.device, "linear: X on ", a.X.device.str(), ", W on ",
                 a.W.device.str(), ", Y on ", a.Y.device.str());
   TESSERA_CHECK(!overlaps(a.Y, a.X) && !overlaps(a.Y, a.W), "linear: Y overlaps an input");
+  check_matrix(a.X2, "X2 (second input)");
+  check_matrix(a.W2, "W2 (second weight)");
+  TESSERA_CHECK(a.X2.cols == a.W2.cols, "linear: the second input X2 has ", a.X2.cols, " columns but W2 has ",
+                a.W2.cols, " (both must be its width K2)");
+  if (a.has_x2()) {
+    TESSERA_CHECK(a.X2.rows == a.X.rows && a.W2.rows == a.n(), "linear: X2 is ", a.X2.rows, " x ", a.X2.cols,
+                  " and W2 ", a.W2.rows, " x ", a.W2.cols, " but X has ", a.X.rows, " rows and Y ", a.n(), " columns");
+    TESSERA_CHECK(a.X2.dtype == a.Y.dtype && a.W2.dtype == a.Y.dtype && a.X2.device == a.Y.device &&
+                      a.W2.device == a.Y.device,
+                  "linear: X2 is ", dtype_name(a.X2.dtype), " on ", a.X2.device.str(), ", W2 ", dtype_name(a.W2.dtype),
+                  " on ", a.W2.device.str(), ", Y ", dtype_name(a.Y.dtype), " on ", a.Y.device.str());
+    TESSERA_CHECK(!overlaps(a.Y, a.X2) && !overlaps(a.Y, a.W2), "linear: Y overlaps an input");
+  }
   if (a.R.data != nullptr) {
     check_matrix(a.R, "R (residual)");
     TESSERA_CHECK(a.R.rows == a.Y.rows && a.R.cols == a.Y.cols, "linear: residual R is ", a.R.rows, " x ",
