@@ -410,5 +410,9 @@ def test_linears_respects_tf32_opt_in():
     try:
         torch.set_float32_matmul_precision("high")
         assert torch.equal(_linear.linear(lin, x), lin(x))  # the user's TF32 through the Linear
+        # The per-head products too: torch's linear per head, the shared one added (cuBLAS's TF32).
+        xh, wh, bh = torch.randn(500, 128, device="cuda"), torch.randn(64, 64, device="cuda"), torch.randn(64, device="cuda")
+        w2, b2 = torch.randn(64, 64, device="cuda"), torch.randn(64, device="cuda")
+        assert torch.equal(_linear.heads_product(xh, wh, bh, x, w2, b2), _heads_reference(xh, wh, bh, x, w2, b2))
     finally:
         torch.set_float32_matmul_precision(old)
