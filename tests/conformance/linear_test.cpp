@@ -273,6 +273,30 @@ struct Shape {
   bool wt = false;  // W stored K x N (LinearArgs::w_transposed)
 };
 
+// Y (m x n, row stride ldy) from the GPU against the reference: every element within
+// (2^-19 + K 2^-24) mag(i, j), mag the sum of |x w| over the products' K terms plus |b| + |r|, and
+// the padding of a strided Y (columns n .. ldy) untouched; the first five failures reported.
+struct YShape {
+  int64_t m, n, ldy, k;
+};
+template <class Mag>
+void expect_within_bound(const std::vector<float>& got, const std::vector<float>& y0, const std::vector<float>& want,
+                         const YShape& y, const std::string& what, Mag mag) {
+  int bad = 0;
+  for (int64_t i = 0; i < y.m && bad < 5; ++i)
+    for (int64_t j = 0; j < y.ldy && bad < 5; ++j) {
+      const size_t o = size_t(i * y.ldy + j);
+      if (j >= y.n) {
+        if (got[o] != y0[o]) ++bad, ADD_FAILURE() << what << ": wrote padding (" << i << ", " << j << ")";
+        continue;
+      }
+      const double m = mag(i, j), err = std::fabs(double(got[o]) - double(want[o]));
+      if (!(err <= m * (std::ldexp(1.0, -19) + double(y.k) * std::ldexp(1.0, -24)) + 1e-30))
+        ++bad, ADD_FAILURE() << what << ": Y(" << i << ", " << j << ") = " << got[o] << ", reference " << want[o]
+                             << ", |err| / sum|x w| = " << err / m;
+    }
+}
+
 // Every CUDA variant: |y - ref| <= (2^-19 + K 2^-24) (sum_k |x w| + |b| + |r|): the split's product error
 // plus fp32 summation's bound over K terms (one tf32 pass, ~2^-12, would fail), and rows/columns outside Y untouched (strided Y keeps its padding).
 void check_cuda(const Shape& s, uint64_t salt) {
@@ -328,21 +352,9 @@ void check_cuda(const Shape& s, uint64_t salt) {
     ASSERT_TRUE(ops::linear_registry().is_eligible(v, a, dev)) << v.name << " " << what;
     ops::linear(a, exec, v.name);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << v.name << " " << what;
-    const auto got = dy.get(y0.size());
     ++ran;
-    int bad = 0;
-    for (int64_t i = 0; i < s.m && bad < 5; ++i)
-      for (int64_t j = 0; j < s.ldy && bad < 5; ++j) {
-        const size_t o = size_t(i * s.ldy + j);
-        if (j >= s.n) {  // padding of a strided Y
-          if (got[o] != y0[o]) ++bad, ADD_FAILURE() << v.name << " " << what << ": wrote padding (" << i << ", " << j << ")";
-          continue;
-        }
-        const double err = std::fabs(double(got[o]) - double(want[o]));
-        if (!(err <= mag[size_t(i * s.n + j)] * (std::ldexp(1.0, -19) + double(s.k) * std::ldexp(1.0, -24)) + 1e-30))
-          ++bad, ADD_FAILURE() << v.name << " " << what << ": Y(" << i << ", " << j << ") = " << got[o]
-                               << ", reference " << want[o] << ", |err| / sum|x w| = " << err / mag[size_t(i * s.n + j)];
-      }
+    expect_within_bound(dy.get(y0.size()), y0, want, {s.m, s.n, s.ldy, s.k}, v.name + " " + what,
+                        [&](int64_t i, int64_t j) { return mag[size_t(i * s.n + j)]; });
   }
   EXPECT_EQ(ran, expected_cuda_variants(s.k))
       << "the three tf32x3 tiles, and on compute capability 9.0 the two wgmma tiles (and the resident one at K <= 128)";
@@ -492,25 +504,19 @@ TEST(LinearCuda, HeadsAndSecondInputMatchReference) {
       if (!eligible) continue;
       ops::linear(a, Exec{dev}, v.name);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << v.name << " " << what;
-      const auto got = dy.get(y0.size());
       ++ran;
-      int bad = 0;
-      for (int64_t i = 0; i < s.m && bad < 5; ++i)
-        for (int64_t j = 0; j < s.ldy && bad < 5; ++j) {
-          const size_t o = size_t(i * s.ldy + j);
-          if (j >= n) {
-            if (got[o] != y0[o]) ++bad, ADD_FAILURE() << v.name << " " << what << ": wrote padding (" << i << ", " << j << ")";
-            continue;
-          }
-          double mag = (s.bias ? std::fabs(double(b[j])) : 0.0) + (s.residual ? std::fabs(double(y0[o])) : 0.0);
-          const int64_t x0 = (j / s.nb) * s.k;
-          for (int64_t q = 0; q < s.k; ++q) mag += std::fabs(double(x[i * s.ldx + x0 + q]) * double(w[j * s.k + q]));
-          for (int64_t q = 0; q < s.k2; ++q) mag += std::fabs(double(x2[i * s.k2 + q]) * double(w2[j * s.k2 + q]));
-          const double err = std::fabs(double(got[o]) - double(want[o]));
-          if (!(err <= mag * (std::ldexp(1.0, -19) + double(s.k + s.k2) * std::ldexp(1.0, -24)) + 1e-30))
-            ++bad, ADD_FAILURE() << v.name << " " << what << ": Y(" << i << ", " << j << ") = " << got[o]
-                                 << ", reference " << want[o];
-        }
+      // sum |x w| over the head's block of X and over X2, + |b| + |r|.
+      expect_within_bound(dy.get(y0.size()), y0, want, {s.m, n, s.ldy, s.k + s.k2}, v.name + " " + what,
+                          [&](int64_t i, int64_t j) {
+                            double mag = (s.bias ? std::fabs(double(b[j])) : 0.0) +
+                                         (s.residual ? std::fabs(double(y0[size_t(i * s.ldy + j)])) : 0.0);
+                            const int64_t x0 = (j / s.nb) * s.k;
+                            for (int64_t q = 0; q < s.k; ++q)
+                              mag += std::fabs(double(x[i * s.ldx + x0 + q]) * double(w[j * s.k + q]));
+                            for (int64_t q = 0; q < s.k2; ++q)
+                              mag += std::fabs(double(x2[i * s.k2 + q]) * double(w2[j * s.k2 + q]));
+                            return mag;
+                          });
     }
     EXPECT_EQ(ran, expected_cuda_variants(s.k) > 3 ? 2 : 0) << "the two wgmma streaming tiles, on compute capability 9.0";
     DeviceFloats dy(y0);
