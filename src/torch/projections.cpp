@@ -79,9 +79,9 @@ at::Tensor heads_product(const at::Tensor& x, const at::Tensor& weight, const at
   if (!torch_tf32(x)) return linear_heads(x, weight, bias, x2, weight2, bias2);
   const int64_t heads = x.size(1) / weight.size(1);
   const std::vector<at::Tensor> xs = x.chunk(heads, 1), ws = weight.chunk(heads);
+  const std::vector<at::Tensor> bs = bias.defined() ? bias.chunk(heads) : std::vector<at::Tensor>(size_t(heads));
   std::vector<at::Tensor> out;
-  for (int64_t h = 0; h < heads; ++h)
-    out.push_back(at::linear(xs[size_t(h)], ws[size_t(h)], bias.defined() ? bias.chunk(heads)[size_t(h)] : at::Tensor()));
+  for (size_t h = 0; h < size_t(heads); ++h) out.push_back(at::linear(xs[h], ws[h], bs[h]));
   at::Tensor y = at::cat(out, 1);
   return x2.defined() ? y + at::linear(x2, weight2, bias2) : y;
 }

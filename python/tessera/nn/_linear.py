@@ -128,9 +128,10 @@ def heads_product(x: Tensor, weight: Tensor, bias=None, x2=None, weight2=None, b
     """Per-head projections side by side, plus one every head shares: head h's column block of x
     (weight's in_features wide) times weight's row block h (+ bias), written into column block h of
     one output, + x2 weight2^T + bias2 over all of them (x2, weight2, bias2 optional). One
-    tessera.linear_heads op (src/torch/linear_heads_op.cpp): on CUDA fp32 one launch of tessera's
-    tf32x3 kernel, so the shared projection costs no pass over the output of its own; unless the
-    user allowed TF32 (then torch's linear, as linears() does)."""
+    tessera.linear_heads op (src/torch/linear_heads_op.cpp): on CUDA fp32 on compute capability
+    9.0 one launch of tessera's tf32x3 wgmma projection, so the shared projection costs no pass
+    over the output of its own; elsewhere a product per head and the shared one added. Unless the
+    user allowed TF32: then torch's linear, as linears() does."""
     if _torch_tf32(x):
         heads = x.size(1) // weight.size(1)
         bs = bias.chunk(heads) if bias is not None else [None] * heads
