@@ -25,9 +25,11 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/GradMode.h>
 
+#include <tuple>
 #include <vector>
 
 #include "boundary.hpp"
+#include "column_sums.hpp"
 #include "linear_op.hpp"
 #include "needs_grad.hpp"
 #include "outputs.hpp"
@@ -173,18 +175,18 @@ class LinearHeadsFunction : public torch::autograd::Function<LinearHeadsFunction
     const bool recorded = c10::GradMode::is_enabled();  // create_graph: ops autograd records
     // The parameter gradients first (as in linear_op.cpp): their scratch is freed before dx exists.
     at::Tensor dw, db, dx, dx2, dw2, db2;
-    std::vector<at::Tensor> dws, dxs;
-    for (int64_t h = 0; h < heads; ++h) {
-      const at::Tensor dy_h = dy.narrow(1, h * c, c);
-      dws.push_back(weight_grads(dy_h, x.narrow(1, h * k, k), ctx->needs_input_grad(1), false).first);
+    std::vector<at::Tensor> dxs;
+    if (ctx->needs_input_grad(1)) {  // dw_h = dy_h^T x_h, stacked as the weight's row blocks
+      std::vector<at::Tensor> dws;
+      for (int64_t h = 0; h < heads; ++h)
+        dws.push_back(weight_grads(dy.narrow(1, h * c, c), x.narrow(1, h * k, k), true, false).first);
+      dw = heads == 1 ? dws[0] : at::cat(dws, 0);
     }
-    if (ctx->needs_input_grad(1)) dw = heads == 1 ? dws[0] : at::cat(dws, 0);
-    dws.clear();
-    // bias and bias2 both get dy's column sums: one pass, and a copy when both want them (two
-    // parameters' gradients must not share storage).
+    // bias and bias2 both get dy's column sums: one pass (with dw2's when x2 is there), and a copy
+    // when both want them (two parameters' gradients must not share storage).
     at::Tensor sums;
     if (x2.defined()) std::tie(dw2, sums) = weight_grads(dy, x2, want_w2, want_b || want_b2);
-    else if (want_b) sums = weight_grads(dy, x, false, true).second;
+    else if (want_b) sums = column_sums(dy, dy.scalar_type());
     if (want_b) db = sums;
     if (want_b2) db2 = want_b ? sums.clone() : sums;
     if (ctx->needs_input_grad(0)) {

@@ -164,10 +164,11 @@ AttentionWeights TransformerConvImpl::propagate(const torch::Tensor& x_src, cons
   const bool early_skip = options.root_weight() && x_dst.is_cpu();
   const pt::AttentionGraph ag = pt::attention_graph(g);
   torch::Tensor out, alpha, x_r;
+  bool skip_added = false;  // lin_skip(x_dst) added by the folded form's last product
   if (folds(*this, x_src, g, ea.defined())) {  // no q, k or v
     std::tie(out, alpha) = folded_attention(*this, ag, g, x_dst, x_src, want_alpha);
-    if (skip_in_fold(*this)) return {out, g, alpha};
-    if (early_skip) x_r = pt::linear(lin_skip, x_dst);
+    skip_added = skip_in_fold(*this);
+    if (early_skip && !skip_added) x_r = pt::linear(lin_skip, x_dst);
   } else {
     std::vector<std::pair<torch::nn::Linear, torch::Tensor>> pairs{
         {lin_query, x_dst}, {lin_key, x_src}, {lin_value, x_src}};
@@ -186,7 +187,7 @@ AttentionWeights TransformerConvImpl::propagate(const torch::Tensor& x_src, cons
     if (!want_alpha) alpha = torch::Tensor();
   }
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);
-  if (!options.root_weight()) return {out, g, alpha};
+  if (!options.root_weight() || skip_added) return {out, g, alpha};
   if (!lin_beta)  // out + lin_skip(x_dst): on CUDA fp32 one kernel
     return {early_skip ? pt::add_to_fresh(out, x_r) : pt::linear_add(lin_skip, x_dst, out), g, alpha};
   if (!early_skip) x_r = pt::linear(lin_skip, x_dst);

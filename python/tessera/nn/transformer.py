@@ -126,25 +126,15 @@ class TransformerConv(torch.nn.Module):
         query, key, value, x_r = self._project(x, fold)
         if fold:
             out, alpha = self._folded_attention(g, query, x[0], want_alpha)
-            if self._skip_in_fold():
-                return self._attention_result(out, edge_index, g, alpha, want_alpha)
         else:
             out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
                                          self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
                                          edge_weight=edge_weight)
-        return self._finish(out, x, self._attention_weights(edge_index, g, alpha, want_alpha), x_r)
-
-    @staticmethod
-    def _attention_weights(edge_index, g: AttentionGraph, alpha, want_alpha: bool):
         attention = g.attention_weights(alpha) if want_alpha else None
         if attention is not None and is_sparse_adjacency(edge_index):
             # PyG 2.8 returns a sparse adj_t itself (its values untouched) and alpha in its CSR order.
             attention = (edge_index, attention[1])
-        return attention
-
-    def _attention_result(self, out: Tensor, edge_index, g: AttentionGraph, alpha, want_alpha: bool):
-        attention = self._attention_weights(edge_index, g, alpha, want_alpha)
-        return (out, attention) if attention is not None else out
+        return self._finish(out, x, attention, x_r, skip_added=fold and self._skip_in_fold())
 
     def _skip_in_fold(self) -> bool:
         """Whether the folded form adds lin_skip(x_dst) in its last product (_folded_attention):
@@ -228,17 +218,20 @@ class TransformerConv(torch.nn.Module):
             out = out.addmm_(mask.to(out.dtype), b_v.view(1, -1))
         return out, alpha
 
-    def _finish(self, out: Tensor, x, attention, x_r: Optional[Tensor] = None):
+    def _finish(self, out: Tensor, x, attention, x_r: Optional[Tensor] = None, skip_added: bool = False):
+        """The mean over heads (not concat), the root weight (lin_skip(x_dst), beta-gated or added
+        unless the folded form's last product added it: skip_added) and the attention weights."""
         H, C = self.heads, self.out_channels
         if not self.concat:
             out = out.view(-1, H, C).mean(dim=1)
-        if self.root_weight and self.lin_beta is None:  # out + lin_skip(x_dst): on CUDA one kernel
-            out = add_to_fresh(out, x_r) if x_r is not None else linear_add(self.lin_skip, x[1], out)
-        elif self.root_weight:
-            if x_r is None:
-                x_r = linear(self.lin_skip, x[1])
-            b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
-            out = b * x_r + (1 - b) * out
+        if self.root_weight and not skip_added:
+            if self.lin_beta is None:  # out + lin_skip(x_dst): on CUDA one kernel
+                out = add_to_fresh(out, x_r) if x_r is not None else linear_add(self.lin_skip, x[1], out)
+            else:
+                if x_r is None:
+                    x_r = linear(self.lin_skip, x[1])
+                b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
+                out = b * x_r + (1 - b) * out
         return (out, attention) if attention is not None else out
 
     def __repr__(self) -> str:
