@@ -158,6 +158,7 @@ struct Case {
   int64_t edge_dim = 0;  // > 0: edge features (edge_attr nnz x edge_dim, edge_weight H*C x edge_dim)
   bool out_bias = false;  // add Problem::bias to every out row (AttentionArgs::out_bias)
   bool shared_kv = false; // one key and value slice (C wide) for every head (kv_heads = 1)
+  bool value_is_key = false;  // the value is the key tensor itself (the folded TransformerConv)
   int64_t kv_width() const { return shared_kv ? C : H * C; }
 };
 
@@ -250,7 +251,7 @@ struct Problem {
     a.kv_heads = c.shared_kv ? 1 : 0;
     a.query = q.view(dev, bq.p);
     a.key = k.view(dev, bk.p);
-    if (c.kind == AttentionKind::transformer) a.value = v.view(dev, bv.p);
+    if (c.kind == AttentionKind::transformer) a.value = c.value_is_key ? a.key : v.view(dev, bv.p);
     if (c.kind == AttentionKind::gatv2) a.att = batt.p;
     if (c.edge_dim > 0) {
       a.edge_attr = ea.view(dev, bea.p);
@@ -864,16 +865,16 @@ TEST(Attention, BadInputRaisesErrorsNamingTheProblem) {
 #ifdef TESSERA_WITH_CUDA
 namespace {
 template <class I>
-void check_cuda(Problem<I>& P, const std::string& what) {
+void check_cuda(Problem<I>& P, const std::string& what, const std::string& fwd = "cuda.fused") {
   const Result ref = P.run(Device{}, "reference", "reference");
   const Device gpu{DeviceKind::cuda, 0};
   std::vector<std::string> bwds = {"cuda.fused.transpose"};
   if (P.c.symmetric && P.c.dropout == 0) bwds.push_back("cuda.fused.symmetric");
   for (const auto& bwd : bwds) {
-    expect_result_close(P.run(gpu, "cuda.fused", bwd), ref, P.c.dtype, what + " [" + bwd + "]");
+    expect_result_close(P.run(gpu, fwd, bwd), ref, P.c.dtype, what + " [" + fwd + ", " + bwd + "]");
   }
-  expect_result_close(P.run(gpu, "cuda.fused", "cuda.fused.transpose", true), ref, P.c.dtype,
-                      what + " [cached transpose]");
+  expect_result_close(P.run(gpu, fwd, "cuda.fused.transpose", true), ref, P.c.dtype,
+                      what + " [" + fwd + ", cached transpose]");
 }
 }  // namespace
 
@@ -1026,6 +1027,81 @@ TEST(AttentionCuda, SharedKeyValueMatchesReference) {
         check_cuda(P, what + (c.symmetric ? " i64 symmetric" : " i64"));
       }
     }
+}
+
+// The multi-query forward (cuda.multi_query: one warp per target and 2 to 8 heads sharing a key
+// row that is also the value): every head count per item (8 at C <= 64, 4 at C = 128, 2 at C = 256
+// or where only 2 divide H: 6 heads), every width it takes, f32/f16/bf16, both index types, the bias, dropout (the backward reproduces the
+// mask from the forward's lse), heavy rows (the block merge of every head's state) and the
+// symmetric walk. Its backward is cuda.fused's, from this forward's lse. Then what it refuses:
+// attention weights, a value that is not the key, odd heads, other widths, f64, unaligned rows.
+TEST(AttentionCuda, MultiQueryMatchesReference) {
+  TESSERA_REQUIRE_CUDA();
+  const uint64_t seed = tessera::testing::seed();
+  const std::pair<int64_t, int64_t> shapes[] = {{8, 128}, {2, 256}, {4, 256}, {8, 64}, {6, 32}, {4, 128}, {2, 32}};
+  int n = 0;
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (const auto& [H, C] : shapes) {
+      if (tessera::testing::small_run() && t == DType::f16) continue;  // under the sanitizers
+      Case c;
+      c.dtype = t;
+      c.H = H;
+      c.C = C;
+      c.shared_kv = true;
+      c.value_is_key = true;
+      c.want_alpha = false;
+      const uint64_t s = seed + uint64_t(++n);
+      c.out_bias = n % 2 == 0;
+      c.dropout = n % 3 == 0 ? 0.25 : 0.0;
+      c.dropout_seed = s;
+      const std::string what = describe(c) + " value=key seed " + std::to_string(s);
+      if (n % 2) {
+        Problem<int32_t> P(c, nasty_graph<int32_t>(700, 500, 9, 3000, s), s);
+        check_cuda(P, what + " i32", "cuda.multi_query");
+      } else {
+        c.symmetric = c.dropout == 0;
+        Problem<int64_t> P(c, nasty_graph<int64_t>(600, 600, 12, 3000, s, c.symmetric), s);
+        check_cuda(P, what + (c.symmetric ? " i64 symmetric" : " i64"), "cuda.multi_query");
+      }
+    }
+  // Many heavy rows (the block merge), at 8, 4 and 2 heads per item.
+  for (const auto& [H, C] : {std::pair<int64_t, int64_t>{8, 64}, {8, 128}, {4, 256}}) {
+    Case c;
+    c.H = H;
+    c.C = C;
+    c.shared_kv = c.value_is_key = true;
+    c.want_alpha = false;
+    c.out_bias = true;
+    const uint64_t s = seed + uint64_t(++n);
+    Problem<int32_t> P(c, nasty_graph<int32_t>(600, 3000, 2500, 100000, s), s);
+    check_cuda(P, describe(c) + " value=key heavy rows seed " + std::to_string(s), "cuda.multi_query");
+  }
+  // Refused (forced, it throws; unforced, the heuristic takes cuda.fused): each change below from
+  // an eligible case, which runs.
+  const Device gpu{DeviceKind::cuda, 0};
+  Case ok;
+  ok.H = 4;
+  ok.C = 64;
+  ok.shared_kv = ok.value_is_key = true;
+  ok.want_alpha = false;
+  const std::pair<const char*, void (*)(Case&)> changes[] = {
+      {"attention weights", [](Case& c) { c.want_alpha = true; }},
+      {"a value apart from the key", [](Case& c) { c.value_is_key = false; }},
+      {"a key per head", [](Case& c) { c.shared_kv = c.value_is_key = false; }},
+      {"odd heads", [](Case& c) { c.H = 3; }},
+      {"head width 20", [](Case& c) { c.C = 20; }},
+      {"f64", [](Case& c) { c.dtype = DType::f64; }},
+      {"unaligned rows", [](Case& c) { c.pad = 1; }},
+  };
+  for (const auto& [what, change] : changes) {
+    Case c = ok;
+    change(c);
+    Problem<int32_t> P(c, nasty_graph<int32_t>(100, 100, 5, 0, seed), seed);
+    EXPECT_THROW(P.run(gpu, "cuda.multi_query", ""), Error) << what;
+  }
+  Problem<int32_t> P(ok, nasty_graph<int32_t>(100, 100, 5, 0, seed), seed);
+  const Result ref = P.run(Device{}, "reference", "");
+  expect_result_close(P.run(gpu, "cuda.multi_query", ""), ref, ok.dtype, "eligible case");
 }
 
 // Edge features on CUDA: every dtype, exact (vectorized) and generic widths, strided rows,

@@ -160,9 +160,19 @@ tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
            [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda_wsb(a, e); },
            "tensor cores, Transformer f16/bf16, C in {16,32,64,128}, no dropout / weights / edge "
            "features / out_bias / shared key and value: WSB 16-row windows, mma Q K^T and P V, bitmap mask, online softmax"});
+    r.add({"cuda.multi_query", tune::Backend::cuda,
+           [](const AttentionArgs<I>& a) { return detail::attention_multi_query_eligible(a); },
+           [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda_multi_query(a, e); },
+           "Transformer with one key row that is also the value (kv_heads = 1, the folded layer), C in "
+           "{32,64,128,256}, even heads, no weights / edge features: a warp per target and 2-8 heads, "
+           "each entry's row loaded once for all of them"});
 #endif
-    r.set_heuristic([](const AttentionArgs<I>&, const Device& d) -> std::string {
-      return d.is_cuda() ? "cuda.fused" : "cpu.fused";
+    r.set_heuristic([](const AttentionArgs<I>& a, const Device& d) -> std::string {
+      if (!d.is_cuda()) return "cpu.fused";
+#ifdef TESSERA_WITH_CUDA
+      if (detail::attention_multi_query_eligible(a)) return "cuda.multi_query";
+#endif
+      return "cuda.fused";
     });
     return r;
   }();
