@@ -128,6 +128,38 @@ def test_transformer_folds_where_heads_are_wider_than_the_input(seed, monkeypatc
     assert calls
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the CUDA fold rule runs on the GPU machine")
+def test_transformer_fold_rule_on_cuda_follows_size_and_autograd(seed, monkeypatch):
+    """On CUDA the folded form runs where C >= K on graphs of at least FOLD_CUDA_MIN_ENTRIES entries,
+    and with autograd off (inference) from FOLD_CUDA_INFERENCE_MIN_ENTRIES (both lowered here); the
+    two forms agree to float32 rounding, and the folded inference output is PyG's semantics."""
+    import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", "")
+    monkeypatch.setattr(transformer, "FOLD_CUDA_INFERENCE_MIN_ENTRIES", 2000)
+    monkeypatch.setattr(transformer, "FOLD_CUDA_MIN_ENTRIES", 8000)
+    calls = []
+    real = TransformerConv._folded_attention
+    monkeypatch.setattr(TransformerConv, "_folded_attention", lambda *a: calls.append(1) or real(*a))
+    x = torch.randn(700, 64, device="cuda")
+    mid, large = random_edges(700, 700, 4000, "cuda"), random_edges(700, 700, 9000, "cuda")
+    wide, narrow = TransformerConv(64, 64, heads=8).cuda(), TransformerConv(64, 32, heads=4).cuda()
+    for mod, edges, grad_folds, inference_folds in ((wide, mid, False, True), (wide, large, True, True),
+                                                    (narrow, large, False, False)):
+        calls.clear()
+        trained = mod(x, edges)
+        assert bool(calls) == grad_folds, (mod, edges.size(1), "autograd on")
+        calls.clear()
+        with torch.no_grad():
+            inferred = mod(x, edges)
+        assert bool(calls) == inference_folds, (mod, edges.size(1), "autograd off")
+        torch.testing.assert_close(inferred, trained.detach(), rtol=1e-4, atol=1e-5)
+    with torch.no_grad():
+        calls.clear()
+        out = wide(x, mid)
+        assert calls
+        torch.testing.assert_close(out, ref.transformer_conv(wide, x, mid)[0], rtol=1e-4, atol=1e-4)
+
+
 def test_float32_layers_match_within_float_tolerance(seed):
     x = torch.randn(80, 16)
     ei = random_edges(80, 80, 500)

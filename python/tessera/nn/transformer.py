@@ -53,8 +53,12 @@ _FOLD = os.environ.get("TESSERA_TRANSFORMER_FOLD", "")
 #   1.77-2.74x forward, 1.61-1.95x forward+backward; 8x128 1.32-1.61x, 1.13-1.19x); on PubMed (88648
 #   entries) the forward gained 6-12% and forward+backward lost 12-16%, on Cora both lost (the folded
 #   operators' host-side setup), hence FOLD_CUDA_MIN_ENTRIES. At C < K it lost everywhere.
+# - CUDA without autograd (torch.no_grad, inference): only the forward counts, and it won on PubMed
+#   (1.23-1.26x at fc723f0, bench/results/h100_20261206) and lost on Cora, hence
+#   FOLD_CUDA_INFERENCE_MIN_ENTRIES.
 FOLD_CPU_EQUAL_MIN_ENTRIES = 2 ** 18
 FOLD_CUDA_MIN_ENTRIES = 2 ** 20
+FOLD_CUDA_INFERENCE_MIN_ENTRIES = 2 ** 16
 
 
 class TransformerConv(torch.nn.Module):
@@ -148,7 +152,9 @@ class TransformerConv(torch.nn.Module):
         either way where it can run (for A/B measurements); else where the head width C is at least
         the input width K, so that it does no more work per edge and less in the products: on the
         CPU where C > K, or C = K on graphs of at least FOLD_CPU_EQUAL_MIN_ENTRIES entries; on CUDA
-        on graphs of at least FOLD_CUDA_MIN_ENTRIES (the measurements are at those constants)."""
+        on graphs of at least FOLD_CUDA_MIN_ENTRIES, or FOLD_CUDA_INFERENCE_MIN_ENTRIES when autograd
+        is off (no backward to pay for; the measurements are at those constants). The two forms'
+        outputs differ by rounding only (about 1e-6 of the output's largest value)."""
         if self.training and self.dropout > 0:
             return False
         forced = _FOLD
@@ -157,7 +163,8 @@ class TransformerConv(torch.nn.Module):
         k, c = x_src.size(-1), self.out_channels
         if x_src.is_cpu:
             return c > k or (c == k and nnz >= FOLD_CPU_EQUAL_MIN_ENTRIES)
-        return c >= k and nnz >= FOLD_CUDA_MIN_ENTRIES
+        least = FOLD_CUDA_MIN_ENTRIES if torch.is_grad_enabled() else FOLD_CUDA_INFERENCE_MIN_ENTRIES
+        return c >= k and nnz >= least
 
     def _project(self, x, fold: bool):
         """q, k, v, and on the CPU the skip projection too (there the ones reading one tensor are one
