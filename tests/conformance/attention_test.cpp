@@ -1064,8 +1064,11 @@ TEST(AttentionCuda, MultiQueryMatchesReference) {
         check_cuda(P, what + (c.symmetric ? " i64 symmetric" : " i64"), "cuda.multi_query");
       }
     }
-  // Many heavy rows (the block merge), at 8, 4 and 2 heads per item.
-  for (const auto& [H, C] : {std::pair<int64_t, int64_t>{8, 64}, {8, 128}, {4, 256}}) {
+  // Rows of 200 entries on average and one of 20000, every one past the heavy threshold (32 on
+  // any current GPU at this size): the block merge, at 8, 4 and 2 heads per item. (The graphs stay
+  // small: the double reference walks every entry at H x C = 1024 channels.)
+  for (const auto& [H, C] : {std::pair<int64_t, int64_t>{8, 128}, {8, 64}, {4, 256}}) {
+    if (tessera::testing::small_run() && C != 128) continue;  // under the sanitizers
     Case c;
     c.H = H;
     c.C = C;
@@ -1073,7 +1076,7 @@ TEST(AttentionCuda, MultiQueryMatchesReference) {
     c.want_alpha = false;
     c.out_bias = true;
     const uint64_t s = seed + uint64_t(++n);
-    Problem<int32_t> P(c, nasty_graph<int32_t>(600, 3000, 2500, 100000, s), s);
+    Problem<int32_t> P(c, nasty_graph<int32_t>(300, 2000, 200, 20000, s), s);
     check_cuda(P, describe(c) + " value=key heavy rows seed " + std::to_string(s), "cuda.multi_query");
   }
   // Refused (forced, it throws; unforced, the heuristic takes cuda.fused): each change below from
