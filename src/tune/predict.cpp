@@ -147,7 +147,7 @@ void use_predictions(Registry<ops::AttentionArgs<I>>& reg) {
   reg.set_heuristic([](const ops::AttentionArgs<I>& a, const Device& d) -> std::string {
     if (!d.is_cuda()) return "cpu.fused";
 #ifdef TESSERA_WITH_CUDA
-    if (ops::detail::attention_multi_query_eligible(a)) return "cuda.multi_query";  // as the family's own heuristic
+    if (ops::detail::attention_multi_query_preferred(a)) return "cuda.multi_query";  // as the family's own heuristic
 #endif
     const bool wsb = a.kind == ops::AttentionKind::transformer &&
                      predict_attention(input_of(a.A, a.channels, a.query.dtype, d), true) == "wsb";

@@ -170,7 +170,7 @@ tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
     r.set_heuristic([](const AttentionArgs<I>& a, const Device& d) -> std::string {
       if (!d.is_cuda()) return "cpu.fused";
 #ifdef TESSERA_WITH_CUDA
-      if (detail::attention_multi_query_eligible(a)) return "cuda.multi_query";
+      if (detail::attention_multi_query_preferred(a)) return "cuda.multi_query";
 #endif
       return "cuda.fused";
     });
