@@ -1030,11 +1030,12 @@ TEST(AttentionCuda, SharedKeyValueMatchesReference) {
 }
 
 // The multi-query forward (cuda.multi_query: one warp per target and 2 to 8 heads sharing a key
-// row that is also the value): every head count per item (8 at C <= 64, 4 at C = 128, 2 at C = 256
-// or where only 2 divide H: 6 heads), every width it takes, f32/f16/bf16, both index types, the bias, dropout (the backward reproduces the
-// mask from the forward's lse), heavy rows (the block merge of every head's state) and the
-// symmetric walk. Its backward is cuda.fused's, from this forward's lse. Then what it refuses:
-// attention weights, a value that is not the key, odd heads, other widths, f64, unaligned rows.
+// row that is also the value): every head count per item (8 at C <= 64, 4 at C = 128, 2 at
+// C = 256 or where only 2 divide H: 6 heads), every width it takes, f32/f16/bf16, both index
+// types, the bias, dropout (the backward reproduces the mask from the forward's lse), heavy rows
+// (the block merge of every head's state) and the symmetric walk. Its backward is cuda.fused's,
+// from this forward's lse. Then what it refuses: attention weights, a value that is not the key,
+// odd heads, other widths, f64, unaligned rows.
 TEST(AttentionCuda, MultiQueryMatchesReference) {
   TESSERA_REQUIRE_CUDA();
   const uint64_t seed = tessera::testing::seed();
@@ -1079,8 +1080,7 @@ TEST(AttentionCuda, MultiQueryMatchesReference) {
     Problem<int32_t> P(c, nasty_graph<int32_t>(300, 2000, 200, 20000, s), s);
     check_cuda(P, describe(c) + " value=key heavy rows seed " + std::to_string(s), "cuda.multi_query");
   }
-  // Refused (forced, it throws; unforced, the heuristic takes cuda.fused): each change below from
-  // an eligible case, which runs.
+  // Refused (forced, it throws): each change below from an eligible case, which runs.
   const Device gpu{DeviceKind::cuda, 0};
   Case ok;
   ok.H = 4;

@@ -54,9 +54,10 @@ _FOLD = os.environ.get("TESSERA_TRANSFORMER_FOLD", "")
 #   entries) the forward gained 6-12% and forward+backward lost 12-16%, on Cora both lost (the folded
 #   operators' host-side setup), hence FOLD_CUDA_MIN_ENTRIES. At C < K it lost everywhere.
 # - CUDA without autograd (torch.no_grad, inference): only the forward counts. On PubMed (88648
-#   entries) the folded forward took 0.80-0.90x the unfolded one's time at 8x128 and 0.81-1.03x at
-#   2x256 over three runs; on Cora (10556) 1.22x and 1.03x (H100, bench/results/h100_20261206,
-#   h100_20261206b), hence FOLD_CUDA_INFERENCE_MIN_ENTRIES.
+#   entries) the folded forward took 0.80 and 0.90x the unfolded one's time at 8x128 (two runs),
+#   0.81, 1.03 and 1.16x at 2x256 (three runs); on Cora (10556) 1.22x and 1.03x (H100,
+#   bench/results/h100_20261206, h100_20261206b), hence FOLD_CUDA_INFERENCE_MIN_ENTRIES: from
+#   PubMed's size up the fold is faster or level on the whole, and it holds no q, k or v.
 FOLD_CPU_EQUAL_MIN_ENTRIES = 2 ** 18
 FOLD_CUDA_MIN_ENTRIES = 2 ** 20
 FOLD_CUDA_INFERENCE_MIN_ENTRIES = 2 ** 16

@@ -1,11 +1,18 @@
 // The multi-query forward (variant cuda.multi_query): a key row that is also the value, shared by
 // every head (kv_heads = 1, the folded TransformerConv's attention over x_src). cuda.fused gives
 // each (target, head group) its own warp, and every one of them gathers the same source rows: at
-// 8 heads of C = 128, four warps per target walk one entry list (2 heads each), and on PubMed that
-// walk is the kernel: 79K items of 4.5 entries, latency-bound (145 us per call on the H100,
-// bench/results/h100_20261205d). Here one warp takes a target and 2 to 8 heads (HC), loads each
-// entry's row once (C / 32 channels per lane) and keeps every head's query, accumulator and
-// softmax state in registers; the HC logits are one multi-value warp reduction.
+// 8 heads of C = 128, four warps per target walk one entry list (2 heads each). Here one warp
+// takes a target and 2 to 8 heads (HC), loads each entry's row once (C / 32 channels per lane)
+// and keeps every head's query, accumulator and softmax state in registers; the HC logits are one
+// multi-value warp reduction.
+// Measured against cuda.fused (H100, folded layer, bench/results/h100_20261206b): the kernel took
+// 4.86 against 5.18 ms on the grid 2^20 at 8x128 and 140 against 142 us on PubMed, where the
+// prediction was a third of the time (half the items, and one gather per entry for 4 heads instead
+// of 2): the walk is not bound by its item count. At 2 heads per item PubMed's layer lost (0.49
+// against 0.33 ms). A version with the column indices loaded 32 at a time and two rows in flight
+// was slower still (kernel: PubMed 167 us, grid 5.64 ms; the layer's forward against cuda.fused,
+// alternated in one run: 0.95-0.98x on PubMed and the grid, 1.03-1.07x on the clustered graph).
+// So the heuristics keep cuda.fused; tuning or a request picks this one.
 #include "cuda/ops/attention_launch.cuh"
 
 namespace tessera::ops {
@@ -36,10 +43,10 @@ __device__ __forceinline__ Acc multi_sum(Acc (&v)[N], int lane) {
 }
 
 // One item: target i and heads hg*HC .. hg*HC+HC-1; its channels are C = 32 * CPT, exact rows.
-// Entries are walked one per step by the whole warp. Every lane keeps the same softmax state per
-// head (the logits are broadcast), so the rescaling branch does not diverge. Heavy rows: each warp
-// walks every nwarps-th entry and the block merges the per-head states through shared memory
-// (warp 0 writes).
+// Entries are walked one per step by the whole warp, the next entry's row in flight (as
+// forward_kernel's pipeline). Every lane keeps the same softmax state per head (the logits are
+// broadcast), so the rescaling branch does not diverge. Heavy rows: each warp walks every nwarps-th
+// entry and the block merges the per-head states through shared memory (warp 0 writes).
 template <class T, class I, class Acc, int CPT, int HC>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32, 2) multi_query_forward_kernel(const Params<T, I, Acc> p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -57,35 +64,21 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 2) multi_query_forward_ke
       m[j] = ninf;
       s[j] = 0;
     }
-    // The warp walks entries first + k * step, k < n. Their column indices come 32 at a time, one
-    // per lane (chunk), so a row's gather waits on one index load per 32 entries instead of one
-    // per entry; and the rows of entries k + 1 and k + 2 are in flight while entry k is reduced.
-    const int64_t n = end > first ? (end - first + step - 1) / step : 0;
-    I chunk = 0;
-    auto load_chunk = [&](int64_t k) {
-      const int64_t e = first + (k + lane) * step;
-      chunk = e < end ? p.idx[e] : I(0);
+    auto fetch = [&](int64_t e, Acc (&kr)[CPT]) {
+      if (e < end) load_row<T, Acc, CPT, true>(kr, p.k + int64_t(p.idx[e]) * p.ldk, c0, C);
+      else zero(kr);
     };
-    auto fetch = [&](int64_t k, Acc (&r)[CPT]) {
-      const int64_t j = __shfl_sync(kFull, chunk, int(k & 31));
-      if (k < n) load_row<T, Acc, CPT, true>(r, p.k + j * p.ldk, c0, C);
-      else zero(r);
-    };
-    Acc r0[CPT], r1[CPT];  // rows of entries k and k + 1
-    load_chunk(0);
-    fetch(0, r0);
-    fetch(1, r1);
-    for (int64_t k = 0; k < n; ++k) {
-      if (((k + 2) & 31) == 0) load_chunk(k + 2);  // entries k and k + 1 are fetched already
-      Acc r2[CPT];
-      fetch(k + 2, r2);
-      const int64_t e = first + k * step;
+    Acc kr[CPT];
+    fetch(first, kr);
+    for (int64_t e = first; e < end; e += step) {
+      Acc kn[CPT];
+      fetch(e + step, kn);
       Acc part[HC];
 #pragma unroll
       for (int j = 0; j < HC; ++j) {
         part[j] = 0;
 #pragma unroll
-        for (int t = 0; t < CPT; ++t) part[j] += qr[j][t] * r0[t];
+        for (int t = 0; t < CPT; ++t) part[j] += qr[j][t] * kr[t];
       }
       const Acc mine = multi_sum<HC>(part, lane);
 #pragma unroll
@@ -103,13 +96,10 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 2) multi_query_forward_ke
         const Acc w = pe * dropout_factor(p, e, h0 + j);
         if (w != Acc(0))
 #pragma unroll
-          for (int t = 0; t < CPT; ++t) acc[j][t] += w * r0[t];
+          for (int t = 0; t < CPT; ++t) acc[j][t] += w * kr[t];
       }
 #pragma unroll
-      for (int t = 0; t < CPT; ++t) {
-        r0[t] = r1[t];
-        r1[t] = r2[t];
-      }
+      for (int t = 0; t < CPT; ++t) kr[t] = kn[t];
     }
     if (heavy) {  // merge the warps' states; every warp computes the block's state
       const int nwarps = blockDim.x >> 5;
@@ -238,15 +228,6 @@ bool attention_multi_query_eligible(const AttentionArgs<I>& a) {
   }
 }
 
-// Where the heuristics take it: 4 or 8 heads per item. Measured on the H100 (folded layer, 8
-// heads of K = 128: 4 per item), grid 2^20 attention 5.18 -> 4.86 ms, PubMed 142 -> 140 us; at 2
-// per item (2 heads of K = 128) the grid's layer forward tied (4.94 / 4.93 ms) and PubMed's lost
-// (0.33 -> 0.49 ms; bench/results/h100_20261206b).
-template <class I>
-bool attention_multi_query_preferred(const AttentionArgs<I>& a) {
-  return attention_multi_query_eligible(a) && cuda_attention::heads_per_item(a.heads, a.channels) >= 4;
-}
-
 template <class I>
 void attention_forward_cuda_multi_query(const AttentionArgs<I>& a, const Exec& exec) {
   TESSERA_CHECK(attention_multi_query_eligible(a), "attention (cuda.multi_query): needs the Transformer with one "
@@ -261,7 +242,6 @@ void attention_forward_cuda_multi_query(const AttentionArgs<I>& a, const Exec& e
 
 #define TESSERA_INSTANTIATE(I)                                                  \
   template bool attention_multi_query_eligible(const AttentionArgs<I>&);        \
-  template bool attention_multi_query_preferred(const AttentionArgs<I>&);       \
   template void attention_forward_cuda_multi_query(const AttentionArgs<I>&, const Exec&);
 TESSERA_INSTANTIATE(int32_t)
 TESSERA_INSTANTIATE(int64_t)
