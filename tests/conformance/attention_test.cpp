@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <string>
@@ -358,7 +359,7 @@ std::string describe(const Case& c) {
   return std::string(attention_kind_name(c.kind)) + " " + dtype_name(c.dtype) + " H=" + std::to_string(c.H) +
          " C=" + std::to_string(c.C) + " pad=" + std::to_string(c.pad) + " p=" + std::to_string(c.dropout) +
          " edge_dim=" + std::to_string(c.edge_dim) + (c.out_bias ? " out_bias" : "") +
-         (c.shared_kv ? " shared_kv" : "");
+         (c.shared_kv ? " shared_kv" : "") + (c.value_is_key ? " value=key" : "");
 }
 
 // Every CPU variant (forward x backward) against the reference.
@@ -995,19 +996,20 @@ TEST(AttentionCuda, HeadGroupsMatchReference) {
       }
 }
 
-// A key and value shared by the heads (kv_heads = 1) on CUDA: the forward's head groups (8x32,
-// 4x64, 8x64) read the one slice at every head's lanes; pass 2 walks each source once per head and
-// sums the heads' gradients (heavy rows through the block merge); every dtype, exact and generic
-// widths, strided rows, dropout, the symmetric walk, both index types.
-TEST(AttentionCuda, SharedKeyValueMatchesReference) {
-  TESSERA_REQUIRE_CUDA();
+namespace {
+// Cases with one key and value slice for every head (kv_heads = 1), `base` with each dtype and
+// (H, C): the n-th case adds the bias (even n), dropout (n divisible by 3) and one padding column
+// (n divisible by pad_every; 0: never); odd n run int32 indices, even n int64 and, without
+// dropout, the symmetric walk. The forward runs `fwd`, the backward every CUDA walk.
+void check_shared_kv_cases(const Case& base, std::initializer_list<DType> dtypes,
+                           std::initializer_list<std::pair<int64_t, int64_t>> shapes, int pad_every,
+                           const std::string& fwd) {
   const uint64_t seed = tessera::testing::seed();
-  const std::pair<int64_t, int64_t> shapes[] = {{8, 32}, {4, 64}, {8, 64}, {2, 128}, {8, 128}, {2, 256}, {3, 20}};
   int n = 0;
-  for (DType t : {DType::f32, DType::f64, DType::f16, DType::bf16})
+  for (DType t : dtypes)
     for (const auto& [H, C] : shapes) {
       if (tessera::testing::small_run() && (t == DType::f16 || t == DType::f64)) continue;  // under the sanitizers
-      Case c;
+      Case c = base;
       c.dtype = t;
       c.H = H;
       c.C = C;
@@ -1016,17 +1018,28 @@ TEST(AttentionCuda, SharedKeyValueMatchesReference) {
       c.out_bias = n % 2 == 0;
       c.dropout = n % 3 == 0 ? 0.25 : 0.0;
       c.dropout_seed = s;
-      c.pad = n % 5 == 0 ? 1 : 0;
+      c.pad = pad_every > 0 && n % pad_every == 0 ? 1 : 0;
       const std::string what = describe(c) + " seed " + std::to_string(s);
       if (n % 2) {
         Problem<int32_t> P(c, nasty_graph<int32_t>(700, 500, 9, 3000, s), s);
-        check_cuda(P, what + " i32");
+        check_cuda(P, what + " i32", fwd);
       } else {
         c.symmetric = c.dropout == 0;
         Problem<int64_t> P(c, nasty_graph<int64_t>(600, 600, 12, 3000, s, c.symmetric), s);
-        check_cuda(P, what + (c.symmetric ? " i64 symmetric" : " i64"));
+        check_cuda(P, what + (c.symmetric ? " i64 symmetric" : " i64"), fwd);
       }
     }
+}
+}  // namespace
+
+// A key and value shared by the heads (kv_heads = 1) on CUDA: the forward's head groups (8x32,
+// 4x64, 8x64) read the one slice at every head's lanes; pass 2 walks each source once per head and
+// sums the heads' gradients (heavy rows through the block merge); every dtype, exact and generic
+// widths, strided rows, dropout, the symmetric walk, both index types.
+TEST(AttentionCuda, SharedKeyValueMatchesReference) {
+  TESSERA_REQUIRE_CUDA();
+  check_shared_kv_cases(Case{}, {DType::f32, DType::f64, DType::f16, DType::bf16},
+                        {{8, 32}, {4, 64}, {8, 64}, {2, 128}, {8, 128}, {2, 256}, {3, 20}}, 5, "cuda.fused");
 }
 
 // The multi-query forward (cuda.multi_query: one warp per target and 2 to 8 heads sharing a key
@@ -1038,33 +1051,13 @@ TEST(AttentionCuda, SharedKeyValueMatchesReference) {
 // odd heads, other widths, f64, unaligned rows.
 TEST(AttentionCuda, MultiQueryMatchesReference) {
   TESSERA_REQUIRE_CUDA();
+  Case value_is_key;
+  value_is_key.value_is_key = true;
+  value_is_key.want_alpha = false;
+  check_shared_kv_cases(value_is_key, {DType::f32, DType::f16, DType::bf16},
+                        {{8, 128}, {2, 256}, {4, 256}, {8, 64}, {6, 32}, {4, 128}, {2, 32}}, 0, "cuda.multi_query");
   const uint64_t seed = tessera::testing::seed();
-  const std::pair<int64_t, int64_t> shapes[] = {{8, 128}, {2, 256}, {4, 256}, {8, 64}, {6, 32}, {4, 128}, {2, 32}};
-  int n = 0;
-  for (DType t : {DType::f32, DType::f16, DType::bf16})
-    for (const auto& [H, C] : shapes) {
-      if (tessera::testing::small_run() && t == DType::f16) continue;  // under the sanitizers
-      Case c;
-      c.dtype = t;
-      c.H = H;
-      c.C = C;
-      c.shared_kv = true;
-      c.value_is_key = true;
-      c.want_alpha = false;
-      const uint64_t s = seed + uint64_t(++n);
-      c.out_bias = n % 2 == 0;
-      c.dropout = n % 3 == 0 ? 0.25 : 0.0;
-      c.dropout_seed = s;
-      const std::string what = describe(c) + " value=key seed " + std::to_string(s);
-      if (n % 2) {
-        Problem<int32_t> P(c, nasty_graph<int32_t>(700, 500, 9, 3000, s), s);
-        check_cuda(P, what + " i32", "cuda.multi_query");
-      } else {
-        c.symmetric = c.dropout == 0;
-        Problem<int64_t> P(c, nasty_graph<int64_t>(600, 600, 12, 3000, s, c.symmetric), s);
-        check_cuda(P, what + (c.symmetric ? " i64 symmetric" : " i64"), "cuda.multi_query");
-      }
-    }
+  int n = 21;  // after the 7 x 3 cases above
   // Rows of 200 entries on average and one of 20000, every one past the heavy threshold (32 on
   // any current GPU at this size): the block merge, at 8, 4 and 2 heads per item. (The graphs stay
   // small: the double reference walks every entry at H x C = 1024 channels.)
@@ -1078,7 +1071,7 @@ TEST(AttentionCuda, MultiQueryMatchesReference) {
     c.out_bias = true;
     const uint64_t s = seed + uint64_t(++n);
     Problem<int32_t> P(c, nasty_graph<int32_t>(300, 2000, 200, 20000, s), s);
-    check_cuda(P, describe(c) + " value=key heavy rows seed " + std::to_string(s), "cuda.multi_query");
+    check_cuda(P, describe(c) + " heavy rows seed " + std::to_string(s), "cuda.multi_query");
   }
   // Refused (forced, it throws): each change below from an eligible case, which runs.
   const Device gpu{DeviceKind::cuda, 0};

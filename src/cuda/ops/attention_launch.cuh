@@ -246,6 +246,21 @@ void with_heads_per_item(int hg, F&& f) {
   f(IC<1>{});
 }
 
+// The forward's parameters: common_params, the walk over A's rows and the outputs.
+template <class T, class I, class D, class Acc>
+Params<D, I, Acc> forward_params(const AttentionArgs<I>& a) {
+  auto p = common_params<T, I, D, Acc>(a);
+  p.nodes = a.A.rows;
+  p.ptr = a.A.rowptr;
+  p.idx = a.A.col;
+  p.out = static_cast<D*>(a.out.data); p.ldo = a.out.ld;
+  p.out_bias = static_cast<const Acc*>(a.out_bias);
+  p.lse = static_cast<Acc*>(a.lse);
+  p.alpha = static_cast<Acc*>(a.alpha);
+  p.alpha_after_dropout = a.alpha_after_dropout;
+  return p;
+}
+
 template <class T, class I, bool EDGE>
 void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   using D = typename dev_type<T>::type;
@@ -253,15 +268,7 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   const auto& A = a.A;
   if (A.rows == 0) return;
   const cudaStream_t s = cuda_stream(exec.stream);
-  auto p = common_params<T, I, D, Acc>(a);
-  p.nodes = A.rows;
-  p.ptr = A.rowptr;
-  p.idx = A.col;
-  p.out = static_cast<D*>(a.out.data); p.ldo = a.out.ld;
-  p.out_bias = static_cast<const Acc*>(a.out_bias);
-  p.lse = static_cast<Acc*>(a.lse);
-  p.alpha = static_cast<Acc*>(a.alpha);
-  p.alpha_after_dropout = a.alpha_after_dropout;
+  auto p = forward_params<T, I, D, Acc>(a);
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
   const int hg = forward_head_group<T, EDGE>(a.heads, a.channels, aligned, a.kind, p.value_is_key);
   Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, a.heads / hg, s);

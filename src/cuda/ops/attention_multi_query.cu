@@ -191,13 +191,7 @@ void multi_query_forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   const auto& A = a.A;
   if (A.rows == 0) return;
   const cudaStream_t s = cuda_stream(exec.stream);
-  auto p = common_params<T, I, D, Acc>(a);
-  p.nodes = A.rows;
-  p.ptr = A.rowptr;
-  p.idx = A.col;
-  p.out = static_cast<D*>(a.out.data); p.ldo = a.out.ld;
-  p.out_bias = static_cast<const Acc*>(a.out_bias);
-  p.lse = static_cast<Acc*>(a.lse);
+  const auto p = forward_params<T, I, D, Acc>(a);  // alpha is null: the variant refuses it
   const int hc = heads_per_item(a.heads, a.channels);
   Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, a.heads / hc, s);
   with_shape(a.channels, hc, [&](auto cpt, auto heads) {
