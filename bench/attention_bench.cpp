@@ -8,6 +8,7 @@
 //
 //   attention_bench --device cuda --spec rmat:scale=20,degree=16 --hc 4x64,8x128,2x256
 //   attention_bench --device cpu --spec rmat:scale=16,degree=16 --hc 4x32
+//   attention_bench --device cuda --spec ba:nodes=19717,m=2 --hc 8x128 --shared-kv   (the folded layer's)
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -76,9 +77,12 @@ struct Run {
   double fwd_ms = 0, fwdbwd_ms = 0, fwd_floor_bytes = 0, bwd_floor_bytes = 0, fwd_edge_floor_bytes = 0;
 };
 
-// Times one (kind, H, C) on graph g (int32 indices), float32 features.
-Run bench_one(const Csr<int32_t>& g, AttentionKind kind, int64_t H, int64_t C, const Device& dev, int reps) {
-  const int64_t W = H * C, N = g.rows, S = g.cols;
+// Times one (kind, H, C) on graph g (int32 indices), float32 features. shared_kv (the Transformer):
+// one C-wide row per source that is every head's key and value (kv_heads = 1, the folded
+// TransformerConv's attention over x_src).
+Run bench_one(const Csr<int32_t>& g, AttentionKind kind, int64_t H, int64_t C, const Device& dev, int reps,
+              bool shared_kv) {
+  const int64_t W = H * C, N = g.rows, S = g.cols, KW = shared_kv ? C : W;
   // Inputs uniform in [-1, 1) from counter-based streams, filled in parallel: at the GPU
   // configuration (2^20 rows x H*C = 1024) each array is 2^30 values: a sequential mt19937 took
   // seconds per array and minutes per run (the H200 run of 2026-12-01 hit its 100 s limit).
@@ -90,7 +94,7 @@ Run bench_one(const Csr<int32_t>& g, AttentionKind kind, int64_t H, int64_t C, c
     for (int64_t i = 0; i < n; ++i) v[size_t(i)] = float(2 * s.uniform(uint64_t(i)) - 1);
     return v;
   };
-  const auto q = rnd(N * W), k = rnd(S * W), v = rnd(S * W), dout = rnd(N * W), att = rnd(W);
+  const auto q = rnd(N * W), k = rnd(S * KW), v = rnd(S * KW), dout = rnd(N * W), att = rnd(W);
   Mem rowptr(dev, g.rowptr.size() * 4, g.rowptr.data()), col(dev, g.col.size() * 4 + 4, g.col.data());
   Mem bq(dev, q.size() * 4, q.data()), bk(dev, k.size() * 4, k.data()), bv(dev, v.size() * 4, v.data());
   Mem bdo(dev, dout.size() * 4, dout.data()), batt(dev, att.size() * 4, att.data());
@@ -105,8 +109,9 @@ Run bench_one(const Csr<int32_t>& g, AttentionKind kind, int64_t H, int64_t C, c
   a.heads = H;
   a.channels = C;
   a.query = {bq.p, DType::f32, N, W, W, dev};
-  a.key = {bk.p, DType::f32, S, W, W, dev};
-  if (kind == AttentionKind::transformer) a.value = {bv.p, DType::f32, S, W, W, dev};
+  a.kv_heads = shared_kv ? 1 : 0;
+  a.key = {bk.p, DType::f32, S, KW, KW, dev};
+  if (kind == AttentionKind::transformer) a.value = shared_kv ? a.key : DenseView{bv.p, DType::f32, S, KW, KW, dev};
   else a.att = batt.p;
   a.out = {out.p, DType::f32, N, W, W, dev};
   a.lse = lse.p;
@@ -118,8 +123,8 @@ Run bench_one(const Csr<int32_t>& g, AttentionKind kind, int64_t H, int64_t C, c
   b.fwd = a;
   b.dout = {bdo.p, DType::f32, N, W, W, dev};
   b.dquery = {dq.p, DType::f32, N, W, W, dev};
-  b.dkey = {dk.p, DType::f32, S, W, W, dev};
-  if (kind == AttentionKind::transformer) b.dvalue = {dv.p, DType::f32, S, W, W, dev};
+  b.dkey = {dk.p, DType::f32, S, KW, KW, dev};
+  if (kind == AttentionKind::transformer) b.dvalue = {dv.p, DType::f32, S, KW, KW, dev};
   else b.datt = datt.p;
   b.transpose = &tv;
   Run r;
@@ -128,13 +133,14 @@ Run bench_one(const Csr<int32_t>& g, AttentionKind kind, int64_t H, int64_t C, c
     attention_forward(a, exec);
     attention_backward(b, exec);
   });
-  const double f = 4, nv = kind == AttentionKind::transformer ? 2 : 1;  // key (+ value) rows
+  const double f = 4, nv = kind == AttentionKind::transformer && !shared_kv ? 2 : 1;  // key (+ value) rows
+  const double SW = double(S * KW);  // a key (or value) table
   const double csr = double(N + 1 + g.nnz()) * 4;
-  r.fwd_floor_bytes = f * double(N * W) + f * nv * double(S * W) + csr + f * double(N * W) + f * double(N * H);
-  r.fwd_edge_floor_bytes = r.fwd_floor_bytes - f * nv * double(S * W) + f * nv * double(g.nnz()) * double(W);
+  r.fwd_floor_bytes = f * double(N * W) + f * nv * SW + csr + f * double(N * W) + f * double(N * H);
+  r.fwd_edge_floor_bytes = r.fwd_floor_bytes - f * nv * SW + f * nv * double(g.nnz()) * double(KW);
   // backward: q, dout, lse in; k (+v) in; dq, dk (+dv) out; A and its transpose (with perm)
-  r.bwd_floor_bytes = f * double(2 * N * W + N * H) + f * nv * double(S * W) + f * double(N * W) +
-                      f * nv * double(S * W) + csr + double(S + 1 + 2 * g.nnz()) * 4;
+  r.bwd_floor_bytes = f * double(2 * N * W + N * H) + f * nv * SW + f * double(N * W) + f * nv * SW + csr +
+                      double(S + 1 + 2 * g.nnz()) * 4;
   return r;
 }
 
@@ -153,13 +159,18 @@ int main(int argc, char** argv) {
   app.add_option("--kinds", kinds, "gatv2, transformer or both (default)")
       ->delimiter(',')
       ->check(CLI::IsMember({"gatv2", "transformer"}));
+  bool shared_kv = false;
   app.add_option("--reps", reps, "timed repetitions (median)");
+  app.add_flag("--shared-kv", shared_kv,
+               "Transformer only: one C-wide key row per source, also the value, for every head (kv_heads = 1, the "
+               "folded TransformerConv); TESSERA_VARIANT_ATTENTION picks the forward variant");
   app.add_option("--json", json_path, "write results as JSON");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a line per configuration, also into a file cut short by a time limit
   if (device == "auto") device = cuda_available() ? "cuda" : "cpu";
   if (spec.empty()) spec = device == "cuda" ? "rmat:scale=20,degree=16,seed=1" : "rmat:scale=14,degree=16,seed=1";
   if (hc.empty()) hc = device == "cuda" ? "4x64,8x128,2x256" : "4x32";
+  if (shared_kv) kinds = {"transformer"};
   const Device dev = device == "cuda" ? Device{DeviceKind::cuda, 0} : Device{};
   TESSERA_CHECK(!dev.is_cuda() || cuda_available(), "attention_bench: no CUDA device");
   const auto g64 = gen::generate(spec);
@@ -173,16 +184,18 @@ int main(int argc, char** argv) {
   for (const auto& [H, C] : bench::parse_heads_channels(hc)) {
     for (const std::string& kind_name : kinds) {
       const AttentionKind kind = parse_attention_kind(kind_name);
-      const Run r = bench_one(g, kind, H, C, dev, reps);
+      const Run r = bench_one(g, kind, H, C, dev, reps, shared_kv);
       const double fwd_gbs = r.fwd_floor_bytes / (r.fwd_ms * 1e6);
       const double share = bench::share_of_copy(fwd_gbs, copy_gbs);
       const double edge_gbs = r.fwd_edge_floor_bytes / (r.fwd_ms * 1e6);
       const double edge_share = bench::share_of_copy(edge_gbs, copy_gbs);
-      std::printf("%-11s H=%-2lld C=%-4lld forward %9.3f ms (%7.1f GB/s over the rows-once floor, %.0f%% of copy bandwidth;"
+      std::printf("%-11s H=%-2lld C=%-4lld%s forward %9.3f ms (%7.1f GB/s over the rows-once floor, %.0f%% of copy bandwidth;"
                   " %7.1f GB/s over the per-edge floor, %.0f%%)  forward+backward %9.3f ms\n",
-                  attention_kind_name(kind), (long long)H, (long long)C, r.fwd_ms, fwd_gbs, 100 * share, edge_gbs,
+                  attention_kind_name(kind), (long long)H, (long long)C, shared_kv ? " shared kv" : "", r.fwd_ms, fwd_gbs,
+                  100 * share, edge_gbs,
                   100 * edge_share, r.fwdbwd_ms);
-      results.push_back({{"kind", attention_kind_name(kind)}, {"heads", H}, {"channels", C}, {"forward_ms", r.fwd_ms},
+      results.push_back({{"kind", attention_kind_name(kind)}, {"heads", H}, {"channels", C}, {"shared_kv", shared_kv},
+                         {"forward_ms", r.fwd_ms},
                          {"forward_backward_ms", r.fwdbwd_ms}, {"forward_floor_bytes", r.fwd_floor_bytes},
                          {"backward_floor_bytes", r.bwd_floor_bytes}, {"forward_gbs", fwd_gbs},
                          {"forward_edge_floor_bytes", r.fwd_edge_floor_bytes}, {"forward_edge_floor_gbs", edge_gbs},
@@ -196,7 +209,7 @@ int main(int argc, char** argv) {
     json doc = {{"date", bench::now_utc()}, {"commit", bench::git_commit()}, {"device", device_name(dev)},
                 {"graph", spec}, {"nodes", g.rows}, {"edges", g.nnz()}, {"copy_bandwidth_gbs", copy_gbs},
                 {"command", std::string(argv[0]) + " --device " + device + " --spec " + spec + " --hc " + hc +
-                                " --kinds " + kind_list},
+                                " --kinds " + kind_list + (shared_kv ? " --shared-kv" : "")},
                 {"results", results}};
     if (!bench::write_json(json_path, doc)) return 1;
   }
