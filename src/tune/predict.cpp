@@ -12,6 +12,7 @@
 #include "tessera/ops/attention.hpp"
 #include "tessera/ops/segment_reduce.hpp"
 #include "tessera/ops/spmm.hpp"
+#include "ops/attention/backends.hpp"
 
 namespace tessera::tune {
 
@@ -145,6 +146,9 @@ template <class I>
 void use_predictions(Registry<ops::AttentionArgs<I>>& reg) {
   reg.set_heuristic([](const ops::AttentionArgs<I>& a, const Device& d) -> std::string {
     if (!d.is_cuda()) return "cpu.fused";
+#ifdef TESSERA_WITH_CUDA
+    if (ops::detail::attention_multi_query_preferred(a)) return "cuda.multi_query";  // as the family's own heuristic
+#endif
     const bool wsb = a.kind == ops::AttentionKind::transformer &&
                      predict_attention(input_of(a.A, a.channels, a.query.dtype, d), true) == "wsb";
     return wsb ? "cuda.wsb" : "cuda.fused";  // an ineligible cuda.wsb falls back to cuda.fused

@@ -5,14 +5,15 @@
 // takes a target and 2 to 8 heads (HC), loads each entry's row once (C / 32 channels per lane)
 // and keeps every head's query, accumulator and softmax state in registers; the HC logits are one
 // multi-value warp reduction.
-// Measured against cuda.fused (H100, folded layer, bench/results/h100_20261206b): the kernel took
-// 4.86 against 5.18 ms on the grid 2^20 at 8x128 and 140 against 142 us on PubMed, where the
-// prediction was a third of the time (half the items, and one gather per entry for 4 heads instead
-// of 2): the walk is not bound by its item count. At 2 heads per item PubMed's layer lost (0.49
-// against 0.33 ms). A version with the column indices loaded 32 at a time and two rows in flight
-// was slower still (kernel: PubMed 167 us, grid 5.64 ms; the layer's forward against cuda.fused,
-// alternated in one run: 0.95-0.98x on PubMed and the grid, 1.03-1.07x on the clustered graph).
-// So the heuristics keep cuda.fused; tuning or a request picks this one.
+// Measured against cuda.fused (H100, bench/results/h100_20261206b). ncu, the folded layer's
+// attention alone on a PubMed-sized BA graph (19717 nodes, 78800 entries): 8 heads of K = 128
+// 135 -> 109 us, 2 heads 54 -> 44 us; op level on the grid 2^20 at 8 heads 5.23 -> 4.89 ms. The
+// prediction was a third of PubMed's time (half the items, one gather per entry for 4 heads): at
+// 93 registers the kernel runs 2 blocks per SM where cuda.fused runs 3, and both are latency-bound
+// (0.8-1.0 eligible warps per scheduler, none in 43-49% of cycles), so half the items on two thirds
+// of the warps left a fifth. In the layer on PubMed itself 8 heads were level (140 / 142 us) and
+// 2 heads per item lost once (0.49 / 0.33 ms forward), hence attention_multi_query_preferred. A
+// version with the column indices 32 at a time and two rows in flight was slower (PubMed 167 us).
 #include "cuda/ops/attention_launch.cuh"
 
 namespace tessera::ops {
@@ -222,6 +223,12 @@ bool attention_multi_query_eligible(const AttentionArgs<I>& a) {
   }
 }
 
+// Where the heuristics take it: 4 or 8 heads per item (above).
+template <class I>
+bool attention_multi_query_preferred(const AttentionArgs<I>& a) {
+  return attention_multi_query_eligible(a) && cuda_attention::heads_per_item(a.heads, a.channels) >= 4;
+}
+
 template <class I>
 void attention_forward_cuda_multi_query(const AttentionArgs<I>& a, const Exec& exec) {
   TESSERA_CHECK(attention_multi_query_eligible(a), "attention (cuda.multi_query): needs the Transformer with one "
@@ -236,6 +243,7 @@ void attention_forward_cuda_multi_query(const AttentionArgs<I>& a, const Exec& e
 
 #define TESSERA_INSTANTIATE(I)                                                  \
   template bool attention_multi_query_eligible(const AttentionArgs<I>&);        \
+  template bool attention_multi_query_preferred(const AttentionArgs<I>&);       \
   template void attention_forward_cuda_multi_query(const AttentionArgs<I>&, const Exec&);
 TESSERA_INSTANTIATE(int32_t)
 TESSERA_INSTANTIATE(int64_t)

@@ -165,11 +165,14 @@ tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
            [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda_multi_query(a, e); },
            "Transformer with one key row that is also the value (kv_heads = 1, the folded layer), C in "
            "{32,64,128,256}, even heads, no weights / edge features: a warp per target and 2-8 heads, "
-           "each entry's row loaded once for all of them; level with cuda.fused at 4 heads per item, "
-           "slower at 2 on PubMed (H100), so chosen by tuning or a request only"});
+           "each entry's row loaded once for all of them; the heuristic's at 4 or 8 heads per item"});
 #endif
-    r.set_heuristic([](const AttentionArgs<I>&, const Device& d) -> std::string {
-      return d.is_cuda() ? "cuda.fused" : "cpu.fused";
+    r.set_heuristic([](const AttentionArgs<I>& a, const Device& d) -> std::string {
+      if (!d.is_cuda()) return "cpu.fused";
+#ifdef TESSERA_WITH_CUDA
+      if (detail::attention_multi_query_preferred(a)) return "cuda.multi_query";
+#endif
+      return "cuda.fused";
     });
     return r;
   }();
