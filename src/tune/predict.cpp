@@ -12,7 +12,6 @@
 #include "tessera/ops/attention.hpp"
 #include "tessera/ops/segment_reduce.hpp"
 #include "tessera/ops/spmm.hpp"
-#include "ops/attention/backends.hpp"
 
 namespace tessera::tune {
 
@@ -142,16 +141,15 @@ void use_predictions(Registry<ops::SegmentReduceArgs<I>>& reg) {
     return predict_segment_reduce(input_of(a.A, a.X.cols, a.X.dtype, d), ops::has_arg(a.reduce)).variant;
   });
 }
+// The prediction only refines the family's own choice: where that is cuda.fused, a Transformer
+// whose graph clears the WSB bar takes cuda.wsb (an ineligible one falls back to cuda.fused); every
+// other choice of the family's heuristic (cuda.multi_query, the CPU's) stands.
 template <class I>
 void use_predictions(Registry<ops::AttentionArgs<I>>& reg) {
-  reg.set_heuristic([](const ops::AttentionArgs<I>& a, const Device& d) -> std::string {
-    if (!d.is_cuda()) return "cpu.fused";
-#ifdef TESSERA_WITH_CUDA
-    if (ops::detail::attention_multi_query_preferred(a)) return "cuda.multi_query";  // as the family's own heuristic
-#endif
-    const bool wsb = a.kind == ops::AttentionKind::transformer &&
-                     predict_attention(input_of(a.A, a.channels, a.query.dtype, d), true) == "wsb";
-    return wsb ? "cuda.wsb" : "cuda.fused";  // an ineligible cuda.wsb falls back to cuda.fused
+  reg.set_heuristic([own = reg.heuristic()](const ops::AttentionArgs<I>& a, const Device& d) -> std::string {
+    const std::string chosen = own ? own(a, d) : std::string(d.is_cuda() ? "cuda.fused" : "cpu.fused");
+    if (chosen != "cuda.fused" || a.kind != ops::AttentionKind::transformer) return chosen;
+    return predict_attention(input_of(a.A, a.channels, a.query.dtype, d), true) == "wsb" ? "cuda.wsb" : chosen;
   });
 }
 template void use_predictions(Registry<ops::SpmmArgs<int32_t>>&);

@@ -159,8 +159,9 @@ TEST(Predict, HeuristicsUseRememberedStats) {
 
 #ifdef TESSERA_WITH_CUDA
 // The installed attention heuristic names cuda.wsb for a half-precision Transformer on a graph
-// whose remembered 16x8 fill clears the bar, and falls back to cuda.fused wherever cuda.wsb is not
-// eligible (a name only: no kernel runs, so this holds without a GPU).
+// whose remembered 16x8 fill clears the bar, falls back to cuda.fused wherever cuda.wsb is not
+// eligible, and keeps the family's own choice of cuda.multi_query (names only: no kernel runs, so
+// this holds without a GPU).
 TEST(Predict, AttentionHeuristicPicksWsbOnlyWhereItApplies) {
   auto reg = ops::attention_forward_registry<int64_t>();
   tune::use_predictions(reg);
@@ -194,6 +195,21 @@ TEST(Predict, AttentionHeuristicPicksWsbOnlyWhereItApplies) {
   EXPECT_EQ(reg.heuristic_choice(a, Device{}), "cpu.fused");
   // The global registry keeps its default until the predictions are installed.
   EXPECT_EQ(ops::attention_forward_registry<int64_t>().heuristic_choice(a, gpu), "cuda.fused");
+  // A key row shared by the heads that is also the value (the folded TransformerConv): the family's
+  // heuristic takes cuda.multi_query at 4 or 8 heads per item (here 8 heads of 32), and the
+  // predictions keep that choice; at 2 heads per item both leave it to cuda.fused.
+  b = a;
+  b.query.dtype = b.key.dtype = b.value.dtype = b.out.dtype = DType::f32;
+  b.kv_heads = 1;
+  b.heads = 8;
+  b.key = b.value = DenseView{buf, DType::f32, g.cols, 32, 32, gpu};
+  b.out = b.query = DenseView{buf, DType::f32, g.rows, 256, 256, gpu};
+  EXPECT_EQ(ops::attention_forward_registry<int64_t>().heuristic_choice(b, gpu), "cuda.multi_query");
+  EXPECT_EQ(reg.heuristic_choice(b, gpu), "cuda.multi_query");
+  b.heads = 2;
+  b.out = b.query = DenseView{buf, DType::f32, g.rows, 64, 64, gpu};
+  EXPECT_EQ(ops::attention_forward_registry<int64_t>().heuristic_choice(b, gpu), "cuda.fused");
+  EXPECT_EQ(reg.heuristic_choice(b, gpu), "cuda.fused");
 }
 #endif
 

@@ -65,6 +65,7 @@ class Registry {
   // or names an ineligible variant, the first eligible variant in registration order is used.
   using Heuristic = std::function<std::string(const Args&, const Device&)>;
   void set_heuristic(Heuristic h) { heuristic_ = std::move(h); }
+  const Heuristic& heuristic() const { return heuristic_; }
   std::string heuristic_choice(const Args& a, const Device& d) const {
     if (heuristic_) {
       const std::string name = heuristic_(a, d);
