@@ -3,17 +3,20 @@
 // each (target, head group) its own warp, and every one of them gathers the same source rows: at
 // 8 heads of C = 128, four warps per target walk one entry list (2 heads each). Here one warp
 // takes a target and 2 to 8 heads (HC), loads each entry's row once (C / 32 channels per lane)
-// and keeps every head's query, accumulator and softmax state in registers; the HC logits are one
+// and keeps every head's accumulator and softmax state in registers (the queries too, or in
+// shared memory for the largest shapes: multi_query_forward_kernel); the HC logits are one
 // multi-value warp reduction.
 // Measured against cuda.fused (H100, bench/results/h100_20261206b). ncu, the folded layer's
 // attention alone on a PubMed-sized BA graph (19717 nodes, 78800 entries): 8 heads of K = 128
 // 135 -> 109 us, 2 heads 54 -> 44 us; op level on the grid 2^20 at 8 heads 5.23 -> 4.89 ms. The
 // prediction was a third of PubMed's time (half the items, one gather per entry for 4 heads): at
-// 93 registers the kernel runs 2 blocks per SM where cuda.fused runs 3, and both are latency-bound
+// 93 registers the kernel ran 2 blocks per SM where cuda.fused runs 3, and both are latency-bound
 // (0.8-1.0 eligible warps per scheduler, none in 43-49% of cycles), so half the items on two thirds
-// of the warps left a fifth. In the layer on PubMed itself 8 heads were level (140 / 142 us) and
-// 2 heads per item lost once (0.49 / 0.33 ms forward), hence attention_multi_query_preferred. A
-// version with the column indices 32 at a time and two rows in flight was slower (PubMed 167 us).
+// of the warps left a fifth. With the queries in shared memory, 3 blocks: 93 us and 4.16 ms
+// (bench/results/h100_20261206c). In the layer on PubMed itself 8 heads were level (140 / 142 us,
+// before that) and 2 heads per item lost once (0.49 / 0.33 ms forward), hence
+// attention_multi_query_preferred. A version with the column indices 32 at a time and two rows in
+// flight was slower (PubMed 167 us).
 #include "cuda/ops/attention_launch.cuh"
 
 namespace tessera::ops {
@@ -43,24 +46,49 @@ __device__ __forceinline__ Acc multi_sum(Acc (&v)[N], int lane) {
   return x;
 }
 
+// Accumulators a lane holds at most (heads_per_item). The shapes at this bound keep their queries
+// in shared memory (multi_query_forward_kernel): in registers they took more than 80.
+constexpr int kMaxAccumulators = 16;
+
 // One item: target i and heads hg*HC .. hg*HC+HC-1; its channels are C = 32 * CPT, exact rows.
 // Entries are walked one per step by the whole warp, the next entry's row in flight (as
 // forward_kernel's pipeline). Every lane keeps the same softmax state per head (the logits are
 // broadcast), so the rescaling branch does not diverge. Heavy rows: each warp walks every nwarps-th
 // entry and the block merges the per-head states through shared memory (warp 0 writes).
+// Occupancy: with every query in registers the 16-accumulator shapes took 91-109 registers, 2 blocks
+// of 8 warps per SM; both this kernel and cuda.fused are latency-bound (ncu: about one eligible warp
+// per scheduler), so warps in flight are what count. There (QS) the queries live in
+// shared memory and the kernel is held to 80 registers, 3 blocks per SM (H100, ncu, 4 heads of
+// K = 128 on a PubMed-sized BA graph: 109 -> 93 us; the grid 2^20 at op level 4.93 -> 4.16 ms;
+// bench/results/h100_20261206c). Held to 80 with the queries in registers it spilled 16-76 bytes
+// and took 97-99 us; held to 64 (4 blocks) with them in shared memory it spilled 36 bytes and took
+// 95 us. At 2 heads of K = 128 (75 registers, 3 blocks already) shared-memory queries were slower
+// (44.7 -> 46.5 us), so the smaller shapes keep theirs in registers.
 template <class T, class I, class Acc, int CPT, int HC>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32, 2) multi_query_forward_kernel(const Params<T, I, Acc> p) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, CPT * HC >= kMaxAccumulators ? 3 : 2)
+    multi_query_forward_kernel(const Params<T, I, Acc> p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* smem = reinterpret_cast<Acc*>(smem_raw);
   constexpr int C = 32 * CPT, SPAN = 32 / HC, W = 2 * HC + HC * C;  // W: a warp's merge slots
+  constexpr bool QS = CPT * HC >= kMaxAccumulators;  // the queries in shared memory
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, c0 = lane * CPT;
+  // QS: each lane keeps its slice of the queries in shared memory and reads back only that (no
+  // barrier, no bank conflicts: a warp's lanes read consecutive 4 * CPT-byte slices).
+  __shared__ __align__(16) Acc q_shared[QS ? kWarpsPerBlock * HC * C : 1];
+  Acc* qs = q_shared + (QS ? warp * HC * C : 0);
   const Acc ninf = neg_inf<Acc>();
   for_each_item<1, HC>(p, [&](bool heavy, int64_t i, int hg, int64_t, int64_t end, int64_t first, int64_t step) {
     const int h0 = hg * HC;
-    Acc qr[HC][CPT], acc[HC][CPT], m[HC], s[HC];
+    Acc qr[QS ? 1 : HC][CPT], acc[HC][CPT], m[HC], s[HC];
 #pragma unroll
     for (int j = 0; j < HC; ++j) {
-      load_row<T, Acc, CPT, true>(qr[j], p.q + i * p.ldq + int64_t(h0 + j) * C, c0, C);
+      if constexpr (QS) {
+        Acc t[CPT];
+        load_row<T, Acc, CPT, true>(t, p.q + i * p.ldq + int64_t(h0 + j) * C, c0, C);
+        store_row<Acc, Acc, CPT, true>(qs + j * C, t, c0, C);
+      } else {
+        load_row<T, Acc, CPT, true>(qr[j], p.q + i * p.ldq + int64_t(h0 + j) * C, c0, C);
+      }
       zero(acc[j]);
       m[j] = ninf;
       s[j] = 0;
@@ -78,8 +106,15 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 2) multi_query_forward_ke
 #pragma unroll
       for (int j = 0; j < HC; ++j) {
         part[j] = 0;
+        if constexpr (QS) {
+          Acc q[CPT];
+          load_row<Acc, Acc, CPT, true>(q, qs + j * C, c0, C);
 #pragma unroll
-        for (int t = 0; t < CPT; ++t) part[j] += qr[j][t] * kr[t];
+          for (int t = 0; t < CPT; ++t) part[j] += q[t] * kr[t];
+        } else {
+#pragma unroll
+          for (int t = 0; t < CPT; ++t) part[j] += qr[j][t] * kr[t];
+        }
       }
       const Acc mine = multi_sum<HC>(part, lane);
 #pragma unroll
@@ -149,10 +184,10 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 2) multi_query_forward_ke
 }
 
 // Heads per item: the most of 8, 4, 2 that divide H and keep HC x CPT <= 16 accumulators a lane
-// (C = 128: 4 heads, C = 256: 2). The kernel then takes at most 109 registers and spills nothing
-// (ptxas, sm_90, every dtype); at HC x CPT = 32 it took 128 and spilled 8-120 bytes. 1 when none
-// divides H (then cuda.fused, whose items are per head anyway, is as good).
-constexpr int kMaxAccumulators = 16;
+// (C = 128: 4 heads, C = 256: 2). The kernel then takes at most 80 registers (ptxas, sm_90, every
+// dtype; the 16-accumulator shapes with their queries in shared memory; 8 heads of C = 64 spill 4-8
+// bytes); at HC x CPT = 32 it took 128 with the queries in registers and spilled 8-120 bytes. 1 when
+// none divides H (then cuda.fused, whose items are per head anyway, is as good).
 int heads_per_item(int64_t heads, int64_t C) {
   for (int hc : {8, 4, 2})
     if (heads % hc == 0 && hc * (C / 32) <= kMaxAccumulators) return hc;
