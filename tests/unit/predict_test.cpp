@@ -196,8 +196,9 @@ TEST(Predict, AttentionHeuristicPicksWsbOnlyWhereItApplies) {
   // The global registry keeps its default until the predictions are installed.
   EXPECT_EQ(ops::attention_forward_registry<int64_t>().heuristic_choice(a, gpu), "cuda.fused");
   // A key row shared by the heads that is also the value (the folded TransformerConv): the family's
-  // heuristic takes cuda.multi_query at 4 or 8 heads per item (here 8 heads of 32), and the
-  // predictions keep that choice; at 2 heads per item both leave it to cuda.fused.
+  // heuristic takes cuda.multi_query wherever it is eligible (8 heads of 32: 8 per item; 2 heads: 2
+  // per item), and the predictions keep that choice; with an odd head count (3: one per item, not
+  // eligible) both leave it to cuda.fused.
   b = a;
   b.query.dtype = b.key.dtype = b.value.dtype = b.out.dtype = DType::f32;
   b.kv_heads = 1;
@@ -208,6 +209,10 @@ TEST(Predict, AttentionHeuristicPicksWsbOnlyWhereItApplies) {
   EXPECT_EQ(reg.heuristic_choice(b, gpu), "cuda.multi_query");
   b.heads = 2;
   b.out = b.query = DenseView{buf, DType::f32, g.rows, 64, 64, gpu};
+  EXPECT_EQ(ops::attention_forward_registry<int64_t>().heuristic_choice(b, gpu), "cuda.multi_query");
+  EXPECT_EQ(reg.heuristic_choice(b, gpu), "cuda.multi_query");
+  b.heads = 3;
+  b.out = b.query = DenseView{buf, DType::f32, g.rows, 96, 96, gpu};
   EXPECT_EQ(ops::attention_forward_registry<int64_t>().heuristic_choice(b, gpu), "cuda.fused");
   EXPECT_EQ(reg.heuristic_choice(b, gpu), "cuda.fused");
 }

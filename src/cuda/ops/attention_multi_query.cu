@@ -14,9 +14,11 @@
 // (0.8-1.0 eligible warps per scheduler, none in 43-49% of cycles), so half the items on two thirds
 // of the warps left a fifth. With the queries in shared memory, 3 blocks: 93 us and 4.16 ms
 // (bench/results/h100_20261206c). In the layer on PubMed itself 8 heads were level (140 / 142 us,
-// before that) and 2 heads per item lost once (0.49 / 0.33 ms forward), hence
-// attention_multi_query_preferred. A version with the column indices 32 at a time and two rows in
-// flight was slower (PubMed 167 us).
+// before that) and 2 heads per item lost once (0.49 / 0.33 ms forward), so for a session the
+// heuristics took it at 4 or more only; two A/B pairs of the folded layer at 2 heads per item did not
+// repeat that loss (PubMed level within its +-0.1 ms noise; grid forward 2.5% faster at K = 128,
+// 5-8% at K = 256; h100_20261206c, call 5), and the heuristics take it wherever it is eligible. A
+// version with the column indices 32 at a time and two rows in flight was slower (PubMed 167 us).
 #include "cuda/ops/attention_launch.cuh"
 
 namespace tessera::ops {
@@ -258,12 +260,6 @@ bool attention_multi_query_eligible(const AttentionArgs<I>& a) {
   }
 }
 
-// Where the heuristics take it: 4 or 8 heads per item (above).
-template <class I>
-bool attention_multi_query_preferred(const AttentionArgs<I>& a) {
-  return attention_multi_query_eligible(a) && cuda_attention::heads_per_item(a.heads, a.channels) >= 4;
-}
-
 template <class I>
 void attention_forward_cuda_multi_query(const AttentionArgs<I>& a, const Exec& exec) {
   TESSERA_CHECK(attention_multi_query_eligible(a), "attention (cuda.multi_query): needs the Transformer with one "
@@ -278,7 +274,6 @@ void attention_forward_cuda_multi_query(const AttentionArgs<I>& a, const Exec& e
 
 #define TESSERA_INSTANTIATE(I)                                                  \
   template bool attention_multi_query_eligible(const AttentionArgs<I>&);        \
-  template bool attention_multi_query_preferred(const AttentionArgs<I>&);       \
   template void attention_forward_cuda_multi_query(const AttentionArgs<I>&, const Exec&);
 TESSERA_INSTANTIATE(int32_t)
 TESSERA_INSTANTIATE(int64_t)

@@ -165,12 +165,12 @@ tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
            [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda_multi_query(a, e); },
            "Transformer with one key row that is also the value (kv_heads = 1, the folded layer), C in "
            "{32,64,128,256}, even heads, no weights / edge features: a warp per target and 2-8 heads, "
-           "each entry's row loaded once for all of them; the heuristics take it at 4 or 8 heads per item"});
+           "each entry's row loaded once for all of them; the heuristics take it wherever it is eligible"});
 #endif
     r.set_heuristic([](const AttentionArgs<I>& a, const Device& d) -> std::string {
       if (!d.is_cuda()) return "cpu.fused";
 #ifdef TESSERA_WITH_CUDA
-      if (detail::attention_multi_query_preferred(a)) return "cuda.multi_query";
+      if (detail::attention_multi_query_eligible(a)) return "cuda.multi_query";
 #endif
       return "cuda.fused";
     });

@@ -30,9 +30,9 @@ template <class I> void build_attention_transpose_cuda(const CsrView<I>& A, I* c
 template <class I> bool attention_wsb_eligible(const AttentionArgs<I>& a);
 template <class I> void attention_forward_cuda_wsb(const AttentionArgs<I>& a, const Exec& exec);
 // The multi-query forward (attention_multi_query.cu): one warp per target and group of heads
-// sharing a key row that is also the value, its conditions, and where the heuristics prefer it.
+// sharing a key row that is also the value, and its conditions (the heuristics take it wherever
+// they hold).
 template <class I> bool attention_multi_query_eligible(const AttentionArgs<I>& a);
-template <class I> bool attention_multi_query_preferred(const AttentionArgs<I>& a);
 template <class I> void attention_forward_cuda_multi_query(const AttentionArgs<I>& a, const Exec& exec);
 #endif
 
