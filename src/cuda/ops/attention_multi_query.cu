@@ -75,7 +75,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, CPT * HC >= kMaxAccumulat
   constexpr bool QS = CPT * HC >= kMaxAccumulators;  // the queries in shared memory
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, c0 = lane * CPT;
   // QS: each lane keeps its slice of the queries in shared memory and reads back only that (no
-  // barrier, no bank conflicts: a warp's lanes read consecutive 4 * CPT-byte slices).
+  // barrier). A warp's lanes read consecutive 4 * CPT-byte slices: conflict-free up to CPT = 4,
+  // 2-way bank conflicts at CPT = 8 (two 16-byte loads 32 bytes apart), a shape not profiled.
   __shared__ __align__(16) Acc q_shared[QS ? kWarpsPerBlock * HC * C : 1];
   Acc* qs = q_shared + (QS ? warp * HC * C : 0);
   const Acc ninf = neg_inf<Acc>();
