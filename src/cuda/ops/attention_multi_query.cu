@@ -247,18 +247,14 @@ namespace detail {
 
 template <class I>
 bool attention_multi_query_eligible(const AttentionArgs<I>& a) {
-  using cuda_attention::aligned16;
+  const DType t = a.query.dtype;
   const int64_t C = a.channels;
   if (a.kind != AttentionKind::transformer || !a.shared_kv() || a.has_edge_features() || a.alpha) return false;
   if (a.value.data != a.key.data || a.value.ld != a.key.ld) return false;  // the value is the key
   if (C != 32 && C != 64 && C != 128 && C != 256) return false;
   if (cuda_attention::heads_per_item(a.heads, C) < 2) return false;
-  switch (a.query.dtype) {
-    case DType::f32: return aligned16<float>(a.query) && aligned16<float>(a.key) && aligned16<float>(a.out);
-    case DType::f16: return aligned16<half_t>(a.query) && aligned16<half_t>(a.key) && aligned16<half_t>(a.out);
-    case DType::bf16: return aligned16<bf16_t>(a.query) && aligned16<bf16_t>(a.key) && aligned16<bf16_t>(a.out);
-    default: return false;
-  }
+  return (t == DType::f32 || t == DType::f16 || t == DType::bf16) && rows_vector_aligned(a.query) &&
+         rows_vector_aligned(a.key) && rows_vector_aligned(a.out);
 }
 
 template <class I>
