@@ -21,6 +21,8 @@
 
 #ifdef TESSERA_WITH_CUDA
 #include <cuda_runtime.h>
+
+#include "cuda/ops/attention_schedule.hpp"
 #endif
 
 using namespace tessera;
@@ -201,6 +203,7 @@ struct Problem {
   std::vector<char> att;   // accumulation type
   std::vector<char> bias;  // accumulation type, H*C (used when c.out_bias)
   int threads = 0;        // CPU threads of the runs (0: OpenMP's default)
+  void* stream = nullptr;  // CUDA stream of the runs (null: the default)
   Problem(const Case& cs, Csr<I> graph, uint64_t seed)
       : c(cs), g(std::move(graph)), q(cs.dtype, g.rows, cs.H * cs.C, cs.pad),
         k(cs.dtype, g.cols, cs.kv_width(), cs.pad), v(cs.dtype, g.cols, cs.kv_width(), cs.pad),
@@ -270,6 +273,7 @@ struct Problem {
     Exec exec;
     exec.device = dev;
     exec.threads = threads;
+    exec.stream = dev.is_cuda() ? stream : nullptr;
     attention_forward(a, exec, fwd_variant);
     Result r;
     r.out = to_doubles(bout.read(), c.dtype, g.rows, W, c.pad + W);
@@ -962,6 +966,64 @@ TEST(AttentionCuda, LargeWalkMatchesReference) {
     Problem<int32_t> P(c, nasty_graph<int32_t>(60000, 20000, 12, 5000, seed), seed);
     check_cuda(P, describe(c) + " large walk seed " + std::to_string(seed));
   }
+}
+
+// The walks' schedules kept per graph (attention_schedule.hpp): calls after the first reuse the
+// heavy lists as they are and the counters the previous kernel handed back zeroed; another stream
+// gets its own, an anonymous graph (id 0) builds its own every call and keeps none, and a cleared
+// cache builds again. Every call, forward and both backward walks, matches the reference.
+TEST(AttentionCuda, SchedulesKeptPerGraphMatchReference) {
+  TESSERA_REQUIRE_CUDA();
+  const uint64_t seed = tessera::testing::seed();
+  attention_clear_caches();
+  EXPECT_EQ(cuda_attention::schedule_cache_size(), 0u);
+  cudaStream_t side = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&side), cudaSuccess);
+  for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer}) {
+    Case c;
+    c.kind = kind;
+    c.H = 4;
+    c.C = 64;
+    c.want_alpha = false;
+    c.out_bias = true;
+    // Heavy rows (node 1, and a skewed degree sequence) and more items than resident warps.
+    Problem<int32_t> P(c, nasty_graph<int32_t>(20000, 8000, 9, 30000, seed), seed);
+    const std::string what = describe(c) + " seed " + std::to_string(seed);
+    const Result ref = P.run(Device{}, "reference", "reference");
+    const Device gpu{DeviceKind::cuda, 0};
+    const size_t before = cuda_attention::schedule_cache_size();
+    for (int call = 0; call < 3; ++call)
+      expect_result_close(P.run(gpu, "cuda.fused", "cuda.fused.transpose"), ref, c.dtype,
+                          what + " call " + std::to_string(call));
+    const size_t kept = cuda_attention::schedule_cache_size();
+    EXPECT_GE(kept, before + 2) << "forward and both backward walks keep their schedules";
+    P.stream = side;
+    for (int call = 0; call < 2; ++call)
+      expect_result_close(P.run(gpu, "cuda.fused", "cuda.fused.transpose"), ref, c.dtype,
+                          what + " side stream call " + std::to_string(call));
+    EXPECT_EQ(cuda_attention::schedule_cache_size(), 2 * kept - before) << "a stream keeps its own";
+    P.stream = nullptr;
+    const uint64_t id = P.g.id;
+    P.g.id = 0;
+    for (int call = 0; call < 2; ++call)
+      expect_result_close(P.run(gpu, "cuda.fused", "cuda.fused.transpose"), ref, c.dtype,
+                          what + " anonymous call " + std::to_string(call));
+    EXPECT_EQ(cuda_attention::schedule_cache_size(), 2 * kept - before) << "an anonymous graph keeps nothing";
+    P.g.id = id;
+  }
+  attention_clear_caches();
+  EXPECT_EQ(cuda_attention::schedule_cache_size(), 0u);
+  {
+    Case c;
+    c.H = 2;
+    c.C = 32;
+    Problem<int64_t> P(c, nasty_graph<int64_t>(3000, 3000, 6, 5000, seed + 1), seed + 1);
+    const Result ref = P.run(Device{}, "reference", "reference");
+    for (int call = 0; call < 2; ++call)
+      expect_result_close(P.run(Device{DeviceKind::cuda, 0}, "cuda.fused", "cuda.fused.transpose"), ref, c.dtype,
+                          describe(c) + " after clearing, call " + std::to_string(call));
+  }
+  ASSERT_EQ(cudaStreamDestroy(side), cudaSuccess);
 }
 
 // The forward's head groups (an item of 256 channels: 8, 4 or 2 heads of C = 32, 64, 128; H = 8 at

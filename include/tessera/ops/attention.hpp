@@ -160,6 +160,10 @@ template <class I> void attention_backward(const AttentionBackwardArgs<I>& a, co
 template <class I> void build_attention_transpose(const CsrView<I>& A, I* colptr, I* row, I* perm,
                                                   const Exec& exec);
 
+// Drops per-graph CUDA state of the attention walks (their schedules, kept by CsrView::id; id 0,
+// anonymous, keeps none). No-op without CUDA.
+void attention_clear_caches();
+
 // Validation shared by every backend (also called by the dispatchers).
 template <class I> void validate_attention(const AttentionArgs<I>& a, const char* who);
 template <class I> void validate_attention_backward(const AttentionBackwardArgs<I>& a);

@@ -202,6 +202,8 @@ def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, va
                     edge_weight: Optional[Tensor] = None, bias: Optional[Tensor] = None
                     ) -> Tuple[Tensor, Optional[Tensor]]:
     """out [N_dst, H*C] (and alpha [nnz, H] in CSR order when asked) of one fused attention.
+    att: GATv2's attention vector, H*C values in any contiguous shape (the layer's [1, H, C]
+    parameter as it is: a reshape would be one more op and autograd node per call).
     edge_attr [nnz, D] in CSR order and edge_weight [H*C, D] (lin_edge.weight): edge features,
     projected inside the kernels. bias [H*C]: added to every row of out in the kernels' write."""
     p = dropout if training else 0.0
@@ -347,7 +349,7 @@ class GATv2Conv(torch.nn.Module):
         # Concatenated heads: the bias is added in the attention kernels' own write of out (no
         # second pass over [N, H*C], no add node in the backward).
         fused_bias = self.concat and self.bias is not None
-        out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att.reshape(-1), H, self.negative_slope, 0.0,
+        out, alpha = fused_attention("gatv2", g, x_r, x_l, None, self.att, H, self.negative_slope, 0.0,
                                      self.dropout, self.training, want_alpha, alpha_after_dropout=True, edge_attr=ea,
                                      edge_weight=self.lin_edge.weight if ea is not None else None,
                                      bias=self.bias if fused_bias else None)

@@ -195,7 +195,7 @@ struct Params {  // the layer kind is the kernels' template flag GAT, not a fiel
   int64_t heavy_threshold = 0;
   const int64_t* heavy_list = nullptr;  // null: no heavy phase
   const int* heavy_count = nullptr;
-  unsigned* queue = nullptr;           // next heavy item, next light grab (zeroed before the launch)
+  unsigned* queue = nullptr;           // next heavy item, next light grab, -, blocks done (zero at the launch)
   int grab = kItemsPerGrab;            // light items per grab, 1 .. kItemsPerGrab
   // Multi-query kernels: the value is the key (same rows), loaded once. Last, in the struct's tail
   // padding, so that the other kernels' parameter layout is what it was before.
@@ -390,6 +390,18 @@ __device__ __forceinline__ void for_each_item(const P& p, F&& body) {
       body(false, node, h, b, e, b, int64_t(EPW));
     }
     c = __shfl_sync(kFull, next, 0);
+  }
+  // The last block to finish hands the two counters back zeroed, so that a schedule kept across
+  // calls (attention_schedule.hpp) needs no clearing launch before its next kernel on the stream.
+  // Every other block has made its last take from them when it counts itself done.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    if (atomicAdd(&p.queue[3], 1u) == gridDim.x - 1) {
+      p.queue[0] = 0u;
+      p.queue[1] = 0u;
+      p.queue[3] = 0u;
+    }
   }
 }
 

@@ -4,10 +4,13 @@
 // parallel.
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
 #include "cuda/ops/attention_kernels.cuh"
+#include "cuda/ops/attention_schedule.hpp"
 #include "ops/attention/backends.hpp"
 #include "ops/spmm/alignment.hpp"
 #include "tessera/core/cuda_check.hpp"
@@ -103,26 +106,43 @@ inline int64_t heavy_threshold(int64_t nnz, int64_t heads) {
 
 // The schedule of a walk: the two work counters the persistent blocks take items from (see
 // for_each_item) and the heavy bucket (nodes with more than `threshold` entries), built on the
-// device. Layout: next heavy item, next light grab, heavy count, padding (4 x 32 bits), list.
+// device. Layout: next heavy item, next light grab, heavy count, blocks done (4 x 32 bits), list.
+// A graph with an identity keeps its schedules across calls (attention_schedule.hpp): built on
+// the first, reused as they are after it, one call at a time (the entry's lock is held until the
+// kernel is launched). Otherwise the call builds one in scratch memory.
 template <class I>
 struct Schedule {
   static constexpr size_t kHeader = 4 * sizeof(unsigned);
   int64_t threshold;
   bool heavy = false;
-  Scratch mem;
-  Schedule(const Exec& exec, const I* ptr, int64_t nodes, int64_t nnz, int64_t heads, cudaStream_t s)
-      : threshold(heavy_threshold(nnz, heads)),
-        heavy(nnz > threshold && nodes > 0),
-        mem(exec, kHeader + (heavy ? sizeof(int64_t) * size_t(std::min(nodes, nnz / (threshold + 1) + 1)) : 0)) {
-    TESSERA_CUDA_CHECK(cudaMemsetAsync(mem.get(), 0, kHeader, s));
-    if (!heavy) return;
-    const int blocks = int(std::min<int64_t>((nodes + 255) / 256, int64_t(cuda_multiprocessors()) * 8));
-    collect_heavy_kernel<I><<<blocks, 256, 0, s>>>(ptr, nodes, threshold, list(), count());
-    TESSERA_CUDA_LAUNCH_CHECK();
+  std::shared_ptr<CachedSchedule> cached;
+  std::unique_lock<std::mutex> hold;
+  std::unique_ptr<Scratch> scratch;
+  void* mem = nullptr;
+  Schedule(const Exec& exec, uint64_t graph, Walk walk, const I* ptr, int64_t nodes, int64_t nnz, int64_t heads,
+           cudaStream_t s)
+      : threshold(heavy_threshold(nnz, heads)), heavy(nnz > threshold && nodes > 0) {
+    const size_t bytes = kHeader + (heavy ? sizeof(int64_t) * size_t(std::min(nodes, nnz / (threshold + 1) + 1)) : 0);
+    cached = cached_schedule({graph, walk, threshold, int(sizeof(I)), exec.device.index, s}, bytes);
+    if (cached) {
+      hold = std::unique_lock<std::mutex>(cached->mu);
+      mem = cached->device;
+      if (cached->built) return;
+    } else {
+      scratch = std::make_unique<Scratch>(exec, bytes);
+      mem = scratch->get();
+    }
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(mem, 0, kHeader, s));
+    if (heavy) {
+      const int blocks = int(std::min<int64_t>((nodes + 255) / 256, int64_t(cuda_multiprocessors()) * 8));
+      collect_heavy_kernel<I><<<blocks, 256, 0, s>>>(ptr, nodes, threshold, list(), count());
+      TESSERA_CUDA_LAUNCH_CHECK();
+    }
+    if (cached) cached->built = true;
   }
-  unsigned* queue() const { return mem.as<unsigned>(); }
+  unsigned* queue() const { return static_cast<unsigned*>(mem); }
   int* count() const { return reinterpret_cast<int*>(queue() + 2); }
-  int64_t* list() const { return reinterpret_cast<int64_t*>(static_cast<char*>(mem.get()) + kHeader); }
+  int64_t* list() const { return reinterpret_cast<int64_t*>(static_cast<char*>(mem) + kHeader); }
 };
 
 // Light items per grab (Params::grab): kItemsPerGrab once the walk gives each resident warp 8 grabs
@@ -271,7 +291,7 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   auto p = forward_params<T, I, D, Acc>(a);
   const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
   const int hg = forward_head_group<T, EDGE>(a.heads, a.channels, aligned, a.kind, p.value_is_key);
-  Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, a.heads / hg, s);
+  Schedule<I> sched(exec, A.id, Walk::targets, A.rowptr, A.rows, A.nnz, a.heads / hg, s);
   // An item's channels (hg heads side by side) pick the configuration: 256 with head groups.
   with_edge_config<T, EDGE>(p.C * hg, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
@@ -340,8 +360,9 @@ void backward_t(const AttentionBackwardArgs<I>& b, const Exec& exec, bool symmet
     TESSERA_CUDA_CHECK(cudaMemsetAsync(p.dea, 0, sizeof(Acc) * size_t(A.nnz * p.D), s));
     TESSERA_CUDA_CHECK(cudaMemsetAsync(p.dew, 0, sizeof(Acc) * size_t(HC * p.D), s));
   }
-  Schedule<I> sched_t(exec, A.rowptr, A.rows, A.nnz, a.heads, s);
-  Schedule<I> sched_s(exec, wptr, A.cols, A.nnz, a.heads, s);
+  Schedule<I> sched_t(exec, A.id, Walk::targets, A.rowptr, A.rows, A.nnz, a.heads, s);
+  Schedule<I> sched_s(exec, A.id, symmetric_path ? Walk::symmetric_sources : Walk::sources, wptr, A.cols, A.nnz,
+                      a.heads, s);
   with_edge_config<T, EDGE>(p.C, aligned, [&](auto cpt, auto lpe, auto vec) {
     constexpr int CPT = decltype(cpt)::value, LPE = decltype(lpe)::value;
     constexpr bool VEC = decltype(vec)::value;

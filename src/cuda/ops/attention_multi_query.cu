@@ -232,7 +232,7 @@ void multi_query_forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   const cudaStream_t s = cuda_stream(exec.stream);
   const auto p = forward_params<T, I, D, Acc>(a);  // alpha is null: the variant refuses it
   const int hc = heads_per_item(a.heads, a.channels);
-  Schedule<I> sched(exec, A.rowptr, A.rows, A.nnz, a.heads / hc, s);
+  Schedule<I> sched(exec, A.id, Walk::targets, A.rowptr, A.rows, A.nnz, a.heads / hc, s);
   with_shape(a.channels, hc, [&](auto cpt, auto heads) {
     constexpr int CPT = decltype(cpt)::value, HC = decltype(heads)::value;
     const size_t heavy_bytes = sizeof(Acc) * size_t(kWarpsPerBlock) * (2 * HC + HC * 32 * CPT);

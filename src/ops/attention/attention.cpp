@@ -255,6 +255,12 @@ void build_attention_transpose(const CsrView<I>& A, I* colptr, I* row, I* perm, 
   detail::build_attention_transpose_cpu(A, colptr, row, perm);
 }
 
+void attention_clear_caches() {
+#ifdef TESSERA_WITH_CUDA
+  detail::attention_schedule_cache_clear();
+#endif
+}
+
 #define TESSERA_INSTANTIATE(I)                                                                  \
   template struct AttentionArgs<I>;                                                             \
   template void validate_attention(const AttentionArgs<I>&, const char*);                      \

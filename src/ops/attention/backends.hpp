@@ -34,6 +34,8 @@ template <class I> void attention_forward_cuda_wsb(const AttentionArgs<I>& a, co
 // they hold).
 template <class I> bool attention_multi_query_eligible(const AttentionArgs<I>& a);
 template <class I> void attention_forward_cuda_multi_query(const AttentionArgs<I>& a, const Exec& exec);
+// Drops the walks' schedules kept per graph (attention_schedule.cu).
+void attention_schedule_cache_clear();
 #endif
 
 }  // namespace tessera::ops::detail
