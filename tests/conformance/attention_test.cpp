@@ -990,24 +990,22 @@ TEST(AttentionCuda, SchedulesKeptPerGraphMatchReference) {
     Problem<int32_t> P(c, nasty_graph<int32_t>(20000, 8000, 9, 30000, seed), seed);
     const std::string what = describe(c) + " seed " + std::to_string(seed);
     const Result ref = P.run(Device{}, "reference", "reference");
-    const Device gpu{DeviceKind::cuda, 0};
+    auto calls = [&](int n, const std::string& label) {
+      for (int call = 0; call < n; ++call)
+        expect_result_close(P.run(Device{DeviceKind::cuda, 0}, "cuda.fused", "cuda.fused.transpose"), ref, c.dtype,
+                            what + label + " call " + std::to_string(call));
+    };
     const size_t before = cuda_attention::schedule_cache_size();
-    for (int call = 0; call < 3; ++call)
-      expect_result_close(P.run(gpu, "cuda.fused", "cuda.fused.transpose"), ref, c.dtype,
-                          what + " call " + std::to_string(call));
+    calls(3, "");
     const size_t kept = cuda_attention::schedule_cache_size();
     EXPECT_GE(kept, before + 2) << "forward and both backward walks keep their schedules";
     P.stream = side;
-    for (int call = 0; call < 2; ++call)
-      expect_result_close(P.run(gpu, "cuda.fused", "cuda.fused.transpose"), ref, c.dtype,
-                          what + " side stream call " + std::to_string(call));
+    calls(2, " side stream");
     EXPECT_EQ(cuda_attention::schedule_cache_size(), 2 * kept - before) << "a stream keeps its own";
     P.stream = nullptr;
     const uint64_t id = P.g.id;
     P.g.id = 0;
-    for (int call = 0; call < 2; ++call)
-      expect_result_close(P.run(gpu, "cuda.fused", "cuda.fused.transpose"), ref, c.dtype,
-                          what + " anonymous call " + std::to_string(call));
+    calls(2, " anonymous");
     EXPECT_EQ(cuda_attention::schedule_cache_size(), 2 * kept - before) << "an anonymous graph keeps nothing";
     P.g.id = id;
   }
