@@ -123,7 +123,7 @@ struct Schedule {
            cudaStream_t s)
       : threshold(heavy_threshold(nnz, heads)), heavy(nnz > threshold && nodes > 0) {
     const size_t bytes = kHeader + (heavy ? sizeof(int64_t) * size_t(std::min(nodes, nnz / (threshold + 1) + 1)) : 0);
-    cached = cached_schedule({graph, walk, threshold, int(sizeof(I)), exec.device.index, s}, bytes);
+    cached = cached_schedule({graph, walk, nodes, nnz, threshold, int(sizeof(I)), exec.device.index, s}, bytes);
     if (cached) {
       hold = std::unique_lock<std::mutex>(cached->mu);
       mem = cached->device;

@@ -9,13 +9,13 @@
 // call: the list does not change, and the walk's last block hands the counters back zeroed
 // (for_each_item in attention_kernels.cuh).
 //
-// Key: (graph id, walk, heavy threshold, index width, device, stream). The graph id (CsrView::id)
-// names the graph's contents, so a reused pointer never meets a stale list; id 0 (anonymous
-// graphs) is never cached. The stream is in the key because the counters are state its kernels
+// Key: (graph id, walk, its nodes and entries, heavy threshold, index width, device, stream). The
+// graph id (CsrView::id) names the graph's contents, so a reused pointer never meets a stale list;
+// id 0 (anonymous graphs) is never cached. The stream is in the key because the counters are state its kernels
 // pass on to each other in order. Not cached while the stream is being captured into a CUDA graph
 // (a replayed build would add to the list again) or with TESSERA_ATTENTION_SCHEDULE_CACHE=0 (for
-// A/B measurements). A bounded LRU (64 entries, a few hundred bytes each on the benchmark graphs),
-// thread-safe, cleared by attention_clear_caches().
+// A/B measurements). A bounded LRU (64 entries of at most 16 bytes + 8 per threshold's worth of
+// entries: 126 KB for R-MAT 2^20), thread-safe, cleared by attention_clear_caches().
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -32,6 +32,7 @@ enum class Walk : int { targets = 0, sources = 1, symmetric_sources = 2 };
 struct ScheduleKey {
   uint64_t graph = 0;
   Walk walk = Walk::targets;
+  int64_t nodes = 0, nnz = 0;  // the walk's own sizes too: a view sliced under its graph's id misses
   int64_t threshold = 0;
   int index_bytes = 0;
   int device = 0;
