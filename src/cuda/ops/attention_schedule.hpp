@@ -11,11 +11,12 @@
 //
 // Key: (graph id, walk, its nodes and entries, heavy threshold, index width, device, stream). The
 // graph id (CsrView::id) names the graph's contents, so a reused pointer never meets a stale list;
-// id 0 (anonymous graphs) is never cached. The stream is in the key because the counters are state its kernels
-// pass on to each other in order. Not cached while the stream is being captured into a CUDA graph
-// (a replayed build would add to the list again) or with TESSERA_ATTENTION_SCHEDULE_CACHE=0 (for
-// A/B measurements). A bounded LRU (64 entries of at most 16 bytes + 8 per threshold's worth of
-// entries: 126 KB for R-MAT 2^20), thread-safe, cleared by attention_clear_caches().
+// id 0 (anonymous graphs) is never cached. The stream is in the key because the counters are state
+// its kernels pass on to each other in order. Not cached while the stream is being captured into a
+// CUDA graph (a replayed build would add to the list again) or with
+// TESSERA_ATTENTION_SCHEDULE_CACHE=0 (for A/B measurements). A bounded LRU: 64 entries of at most
+// 16 bytes + 8 per threshold's worth of entries (126 KB for R-MAT 2^20), thread-safe, cleared by
+// attention_clear_caches().
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -26,7 +27,8 @@
 namespace tessera::ops::cuda_attention {
 
 // The walks of one graph: its rows (forward, targets pass), the transpose's (sources pass) and the
-// rows again as the symmetric path's sources pass.
+// rows again as the symmetric path's sources pass. That last one is the targets walk itself, but a
+// backward holds both of its schedules at once, and one entry's lock cannot be taken twice.
 enum class Walk : int { targets = 0, sources = 1, symmetric_sources = 2 };
 
 struct ScheduleKey {
