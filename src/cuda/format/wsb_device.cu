@@ -6,11 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <list>
-#include <mutex>
 #include <vector>
 
 #include "tessera/core/cuda_check.hpp"
+#include "tessera/core/lru_cache.hpp"
 
 namespace tessera::cuda {
 
@@ -36,19 +35,14 @@ struct Key {
   bool operator==(const Key&) const = default;
 };
 
-struct Cache {
-  std::mutex mu;
-  std::list<std::pair<Key, std::shared_ptr<const WsbDevice>>> lru;  // front = most recent
-  size_t capacity() const {
-    if (const char* e = std::getenv("TESSERA_WSB_CACHE")) {
-      const long v = std::strtol(e, nullptr, 10);
-      if (v > 0) return size_t(v);
-    }
-    return 8;
-  }
-};
+// Uploads by graph, device, index and tile type and weights: TESSERA_WSB_CACHE of them (default 8).
+using Cache = LruCache<Key, const WsbDevice>;
 Cache& cache() {
-  static Cache c;
+  static Cache c([] {
+    const char* e = std::getenv("TESSERA_WSB_CACHE");
+    const long v = e ? std::strtol(e, nullptr, 10) : 0;
+    return v > 0 ? size_t(v) : size_t(8);
+  }());
   return c;
 }
 
@@ -156,20 +150,12 @@ std::shared_ptr<const WsbDevice> wsb_device(const CsrView<I>& A, DType tile_dtyp
   int device = A.device.is_cuda() ? A.device.index : exec.device.index;
   const Key key{A.id, device, index_of<I>::value, tile_dtype,
                 per_call_weights ? 2 : A.values ? 1 : 0};
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  for (auto it = c.lru.begin(); it != c.lru.end(); ++it)
-    if (it->first == key) {
-      c.lru.splice(c.lru.begin(), c.lru, it);
-      if (cache_hit) *cache_hit = true;
-      return c.lru.front().second;
-    }
-  if (cache_hit) *cache_hit = false;
-  // Built under the lock: builds are rare (once per graph) and concurrent first calls for the
-  // same graph must not build twice.
-  auto d = make(A, tile_dtype, device, cuda_stream(exec.stream), per_call_weights);
-  c.lru.emplace_front(key, d);
-  while (c.lru.size() > c.capacity()) c.lru.pop_back();
+  // Built under the cache's lock: builds are rare (once per graph) and concurrent first calls for
+  // the same graph must not build twice.
+  bool made = false;
+  auto d = cache().get_or_make(key, [&] { return make(A, tile_dtype, device, cuda_stream(exec.stream),
+                                                      per_call_weights); }, &made);
+  if (cache_hit) *cache_hit = !made;
   return d;
 }
 
@@ -183,19 +169,8 @@ WsbDeviceInfo wsb_prepare_device(const CsrView<I>& A, DType tile_dtype, const Ex
   auto d = cuda::wsb_device(A, tile_dtype, exec, &hit);
   return {d->stats, d->upload_ms, hit};
 }
-void wsb_device_cache_clear() {
-  auto& c = cuda::cache();
-  std::list<std::pair<cuda::Key, std::shared_ptr<const cuda::WsbDevice>>> dead;
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    dead.swap(c.lru);
-  }
-}
-size_t wsb_device_cache_size() {
-  auto& c = cuda::cache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.lru.size();
-}
+void wsb_device_cache_clear() { cuda::cache().clear(); }
+size_t wsb_device_cache_size() { return cuda::cache().size(); }
 
 template WsbDeviceInfo wsb_prepare_device<int32_t>(const CsrView<int32_t>&, DType, const Exec&);
 template WsbDeviceInfo wsb_prepare_device<int64_t>(const CsrView<int64_t>&, DType, const Exec&);

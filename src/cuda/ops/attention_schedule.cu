@@ -2,12 +2,11 @@
 #include "cuda/ops/attention_schedule.hpp"
 
 #include <cstdlib>
-#include <list>
 #include <string>
-#include <utility>
 
 #include "ops/attention/backends.hpp"
 #include "tessera/core/cuda_check.hpp"
+#include "tessera/core/lru_cache.hpp"
 
 namespace tessera::ops::cuda_attention {
 
@@ -15,13 +14,10 @@ namespace {
 
 constexpr size_t kEntries = 64;
 
-struct ScheduleCache {
-  std::mutex mu;
-  std::list<std::pair<ScheduleKey, std::shared_ptr<CachedSchedule>>> lru;  // most recently used first
-};
+using ScheduleCache = LruCache<ScheduleKey, CachedSchedule>;
 
 ScheduleCache& cache() {
-  static ScheduleCache* c = new ScheduleCache();  // leaked: entries may hold device memory past CUDA teardown
+  static ScheduleCache* c = new ScheduleCache(kEntries);  // leaked: entries may hold device memory past CUDA teardown
   return *c;
 }
 
@@ -47,31 +43,17 @@ CachedSchedule::~CachedSchedule() {
 
 std::shared_ptr<CachedSchedule> cached_schedule(const ScheduleKey& key, size_t bytes) {
   if (key.graph == 0 || !caching_enabled() || capturing(key.stream)) return nullptr;
-  auto& c = cache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  for (auto it = c.lru.begin(); it != c.lru.end(); ++it)
-    if (it->first == key) {
-      c.lru.splice(c.lru.begin(), c.lru, it);
-      return c.lru.front().second;
-    }
-  auto entry = std::make_shared<CachedSchedule>();
-  TESSERA_CUDA_CHECK(cudaMalloc(&entry->device, bytes));
-  c.lru.emplace_front(key, entry);
-  while (c.lru.size() > kEntries) c.lru.pop_back();  // an entry in use lives on through its holder
-  return entry;
+  // Made under the cache's lock; beyond kEntries, an evicted entry in use lives on through its holder.
+  return cache().get_or_make(key, [bytes] {
+    auto entry = std::make_shared<CachedSchedule>();
+    TESSERA_CUDA_CHECK(cudaMalloc(&entry->device, bytes));
+    return entry;
+  });
 }
 
-void schedule_cache_clear() {
-  auto& c = cache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  c.lru.clear();
-}
+void schedule_cache_clear() { cache().clear(); }
 
-size_t schedule_cache_size() {
-  auto& c = cache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.lru.size();
-}
+size_t schedule_cache_size() { return cache().size(); }
 
 }  // namespace tessera::ops::cuda_attention
 

@@ -2,15 +2,15 @@
 // runs on the caller's stream and is checked.
 #include <algorithm>
 #include <cstdint>
-#include <list>
 #include <memory>
-#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "cuda/ops/spmm_kernels.cuh"
 #include "ops/spmm/alignment.hpp"
 #include "ops/spmm/variants.hpp"
 #include "tessera/core/cuda_check.hpp"
+#include "tessera/core/lru_cache.hpp"
 
 namespace tessera::ops::cuda {
 
@@ -119,12 +119,9 @@ std::shared_ptr<LongRowPlan> build_plan(const CsrView<I>& g, const Exec& exec, b
   return plan;
 }
 
-struct PlanCache {
-  std::mutex mu;
-  std::list<std::pair<std::pair<uint64_t, int>, std::shared_ptr<LongRowPlan>>> lru;  // MRU first
-};
+using PlanCache = LruCache<std::pair<uint64_t, int>, LongRowPlan>;  // by (graph id, device), 64 plans
 PlanCache& plan_cache() {
-  static PlanCache* c = new PlanCache();  // leaked: plans may hold device memory past CUDA teardown
+  static PlanCache* c = new PlanCache(64);  // leaked: plans may hold device memory past CUDA teardown
   return *c;
 }
 
@@ -132,20 +129,10 @@ PlanCache& plan_cache() {
 template <class I>
 std::shared_ptr<LongRowPlan> long_row_plan(const CsrView<I>& g, const Exec& exec) {
   if (g.id == 0) return nullptr;
-  auto& [mu, lru] = plan_cache();
-  const auto key = std::make_pair(g.id, g.device.index);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (auto it = lru.begin(); it != lru.end(); ++it)
-      if (it->first == key) {
-        lru.splice(lru.begin(), lru, it);
-        return lru.front().second;
-      }
-  }
+  const std::pair<uint64_t, int> key(g.id, g.device.index);
+  if (auto plan = plan_cache().find(key)) return plan;
   auto plan = build_plan(g, exec, true);  // outside the lock: a D2H copy and a scan
-  std::lock_guard<std::mutex> lock(mu);
-  lru.emplace_front(key, plan);
-  while (lru.size() > 64) lru.pop_back();
+  plan_cache().put(key, plan);
   return plan;
 }
 
@@ -297,11 +284,7 @@ void add_row_bias(const DenseView& Y, const void* bias, const Exec& exec) {
   });
 }
 
-void row_plan_cache_clear() {
-  auto& c = plan_cache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  c.lru.clear();
-}
+void row_plan_cache_clear() { plan_cache().clear(); }
 
 template <class I>
 int64_t max_row_length(const CsrView<I>& g, const Exec& exec) {

@@ -12,7 +12,6 @@
 // and clearable (spmm_clear_caches()). Every cuSPARSE status is checked (TESSERA_CUSPARSE_CHECK).
 // The caller's current CUDA device must be exec.device (the torch layer's device guard does this).
 #include <cstdlib>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +22,7 @@
 #include "ops/spmm/alignment.hpp"
 #include "ops/spmm/variants.hpp"
 #include "tessera/core/cuda_check.hpp"
+#include "tessera/core/lru_cache.hpp"
 
 namespace tessera::ops::cuda {
 
@@ -81,47 +81,14 @@ struct CacheKey {
   bool operator==(const CacheKey&) const = default;
 };
 
-class DescriptorCache {
- public:
-  DescriptorCache() {
-    if (const char* e = std::getenv("TESSERA_CUSPARSE_CACHE_ENTRIES")) capacity_ = std::max<size_t>(1, std::strtoull(e, nullptr, 10));
-  }
-  std::shared_ptr<Entry> get(const CacheKey& k) {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = lru_.begin(); it != lru_.end(); ++it)
-      if (it->first == k) {
-        lru_.splice(lru_.begin(), lru_, it);  // most recently used first
-        return lru_.front().second;
-      }
-    lru_.emplace_front(k, std::make_shared<Entry>());
-    trim_locked();
-    return lru_.front().second;
-  }
-  void clear() {
-    std::lock_guard<std::mutex> lock(mu_);
-    lru_.clear();  // entries in use by another thread stay alive through their shared_ptr
-  }
-  size_t size() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return lru_.size();
-  }
-  void set_capacity(size_t n) {
-    std::lock_guard<std::mutex> lock(mu_);
-    capacity_ = std::max<size_t>(1, n);
-    trim_locked();
-  }
-
- private:
-  void trim_locked() {
-    while (lru_.size() > capacity_) lru_.pop_back();
-  }
-  std::mutex mu_;
-  size_t capacity_ = 16;
-  std::list<std::pair<CacheKey, std::shared_ptr<Entry>>> lru_;
-};
+// Entries in use by another thread stay alive through their shared_ptr when evicted or cleared.
+using DescriptorCache = LruCache<CacheKey, Entry>;
 
 DescriptorCache& cache() {
-  static DescriptorCache* c = new DescriptorCache();  // leaked: see handle_for
+  static DescriptorCache* c = new DescriptorCache([] {  // leaked: see handle_for
+    const char* e = std::getenv("TESSERA_CUSPARSE_CACHE_ENTRIES");
+    return e ? std::max<size_t>(1, std::strtoull(e, nullptr, 10)) : size_t(16);
+  }());
   return *c;
 }
 
@@ -324,7 +291,7 @@ void spmm_cusparse(const SpmmArgs<I>& a, const Exec& exec) {
   }
 
   const CacheKey key{a.A.id, int(a.X.dtype), int(sizeof(I)), exec.device.index, s};
-  std::shared_ptr<Entry> e = cache().get(key);
+  std::shared_ptr<Entry> e = cache().get_or_make(key, [] { return std::make_shared<Entry>(); });
   std::lock_guard<std::mutex> lock(e->mu);
   const bool fresh = e->mat == nullptr;
   void* w = aligned_array(weights_for(a, e->weights, e->weights_ready, s), weight_bytes, weights_copy, exec, s);
@@ -342,7 +309,7 @@ void spmm_cusparse(const SpmmArgs<I>& a, const Exec& exec) {
 
 void cusparse_cache_clear() { cache().clear(); }
 size_t cusparse_cache_size() { return cache().size(); }
-void cusparse_cache_set_capacity(size_t entries) { cache().set_capacity(entries); }
+void cusparse_cache_set_capacity(size_t entries) { cache().set_capacity(std::max<size_t>(1, entries)); }
 
 template void spmm_cusparse<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
 template void spmm_cusparse<int64_t>(const SpmmArgs<int64_t>&, const Exec&);
