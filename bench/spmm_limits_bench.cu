@@ -1,0 +1,292 @@
+// What bounds an fp32 SpMM's share of its IO floor on this GPU, graph by graph (#3's target: >= 60%
+// of the floor at width 256, as the median over the benchmark's five graphs; gcn_bench.py measures
+// the share). The floor counts the CSR, X read once and Y written once at the card's copy rate. Two
+// costs the floor leaves out are measured here, and each graph's time is bounded below by them:
+//
+// - Launch and latency. Any kernel pays its launch inside a CUDA graph (measured: empty kernels back
+//   to back) and, with a cold L2, a chain of dependent reads before its first gather: at least an
+//   entry's column, then its source row (measured: one thread's chain of two dependent reads from
+//   device memory, in SM cycles taken at the maximum clock, so never longer than the truth).
+// - Gathers. A row-parallel (pull) SpMM reads the source row of every entry. A row reaches an SM
+//   from the L2 unless that SM still holds it. The bound assumes one SM holds `--resident-kb` of
+//   rows (default 256 KB, Hopper's whole L1 and shared memory) for a block of consecutive target
+//   rows: its most used sources, each brought in once. Every other entry's row crosses from the L2.
+//   It takes the best block size from 32 rows to the whole graph. At the L2's best read rate
+//   (measured: an L2-resident buffer read by every SM) that traffic takes at least its bytes over
+//   that rate: a cache that never misses on what it holds, and an L2 that never misses at all.
+//
+// The largest share each graph can reach is then floor / max(floor, launch + latency, gathers).
+// The target's median needs three graphs at 60%. Writes JSON (date, commit, device, command).
+//
+//   spmm_limits_bench --data-dir ../shared/data --json bench/results/spmm_limits.json
+#include <CLI/CLI.hpp>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "bench_common.hpp"
+#include "tessera/core/cuda_check.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/gen/generators.hpp"
+#include "tessera/io/graph_io.hpp"
+#include "tessera/tune/tuner.hpp"
+
+using namespace tessera;
+using json = nlohmann::json;
+
+namespace {
+
+// ---- the card's rates ---------------------------------------------------------------------------
+
+__global__ void empty_kernel() {}
+
+// Every thread reads float4s of buf, `passes` times over: with buf inside the L2, the L2's read rate.
+__global__ void l2_read_kernel(const float4* __restrict__ buf, int64_t n4, int passes, float* out) {
+  float acc = 0.f;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int p = 0; p < passes; ++p)
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n4; i += stride) {
+      const float4 v = __ldcg(buf + i);  // L2, not L1: each pass must come from the L2 again
+      acc += v.x + v.y + v.z + v.w;
+    }
+  if (acc == 12345.f) out[0] = acc;  // keeps the loads; practically never true
+}
+
+// One thread, two dependent reads of a cold index array (an entry's column, then its row), in SM
+// cycles.
+__global__ void chain_kernel(const int64_t* __restrict__ next, long long* cycles, int64_t* out) {
+  const long long t0 = clock64();
+  const int64_t a = next[0];
+  const int64_t b = next[a];
+  const long long t1 = clock64();
+  cycles[0] = t1 - t0;
+  out[0] = b;
+}
+
+struct Rates {
+  double copy_gbs = 0, l2_read_gbs = 0, empty_kernel_us = 0, chain_us = 0;
+};
+
+Rates measure_rates(const Exec& exec, int device) {
+  Rates r;
+  r.copy_gbs = bench::copy_bandwidth_gbs(exec);
+  cudaStream_t s = cuda_stream(exec.stream);
+  int sms = 0, clock_khz = 0;
+  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  TESSERA_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+  // The L2's read rate: a 16 MiB buffer (a third of the H100's and H200's 50 MB L2), 20 passes.
+  {
+    constexpr int64_t kBytes = int64_t(16) << 20;
+    constexpr int kPasses = 20;
+    Scratch buf(exec, kBytes), out(exec, 64);
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, kBytes, s));
+    const double ms = tune::time_ms(exec, [&] {
+      l2_read_kernel<<<4 * sms, 512, 0, s>>>(static_cast<const float4*>(buf.get()), kBytes / 16, kPasses,
+                                            static_cast<float*>(out.get()));
+      TESSERA_CUDA_LAUNCH_CHECK();
+    }, 2, 10);
+    r.l2_read_gbs = double(kBytes) * kPasses / (ms * 1e6);
+  }
+  // An empty kernel's time inside a CUDA graph of 200 launches back to back.
+  {
+    constexpr int kLaunches = 200;
+    cudaStream_t cs;
+    TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    cudaGraph_t graph;
+    cudaGraphExec_t inst;
+    TESSERA_CUDA_CHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < kLaunches; ++i) empty_kernel<<<sms, 128, 0, cs>>>();
+    TESSERA_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
+    TESSERA_CUDA_CHECK(cudaGraphInstantiate(&inst, graph, 0));
+    Exec on_cs = exec;
+    on_cs.stream = cs;
+    const double ms = tune::time_ms(on_cs, [&] { TESSERA_CUDA_CHECK(cudaGraphLaunch(inst, cs)); }, 2, 10);
+    r.empty_kernel_us = ms * 1e3 / kLaunches;
+    TESSERA_CUDA_CHECK(cudaGraphExecDestroy(inst));
+    TESSERA_CUDA_CHECK(cudaGraphDestroy(graph));
+    TESSERA_CUDA_CHECK(cudaStreamDestroy(cs));
+  }
+  // Two dependent reads with a cold L2: a 256 MiB memset between the runs evicts it.
+  {
+    constexpr int64_t kWords = int64_t(64) << 20;  // 512 MiB of int64: the two reads 256 MiB apart
+    Scratch next(exec, kWords * 8), evict(exec, int64_t(256) << 20), cyc(exec, 8), out(exec, 8);
+    std::vector<int64_t> host(2, 0);
+    host[0] = kWords / 2;
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(next.get(), 0, kWords * 8, s));
+    TESSERA_CUDA_CHECK(cudaMemcpyAsync(next.get(), host.data(), 8, cudaMemcpyHostToDevice, s));
+    std::vector<double> us;
+    for (int rep = 0; rep < 9; ++rep) {
+      TESSERA_CUDA_CHECK(cudaMemsetAsync(evict.get(), rep, int64_t(256) << 20, s));
+      chain_kernel<<<1, 1, 0, s>>>(static_cast<const int64_t*>(next.get()), static_cast<long long*>(cyc.get()),
+                                   static_cast<int64_t*>(out.get()));
+      TESSERA_CUDA_LAUNCH_CHECK();
+      long long c = 0;
+      TESSERA_CUDA_CHECK(cudaMemcpyAsync(&c, cyc.get(), 8, cudaMemcpyDeviceToHost, s));
+      TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+      us.push_back(double(c) / clock_khz * 1e3);  // at the maximum clock: never longer than the truth
+    }
+    std::sort(us.begin(), us.end());
+    r.chain_us = us[us.size() / 2];
+  }
+  return r;
+}
+
+// ---- the graphs ---------------------------------------------------------------------------------
+
+struct Graph {
+  std::string name, spec;
+  Csr<int64_t> g;
+};
+
+// The graph `name`, or an empty one (rows 0) when a data set is not under data_dir.
+Graph load(const std::string& name, const std::string& data_dir) {
+  if (name == "rmat") return {name, "rmat:scale=20,degree=16,seed=1", gen::generate("rmat:scale=20,degree=16,seed=1")};
+  if (name == "grid") return {name, "grid:rows=1024,cols=1024", gen::generate("grid:rows=1024,cols=1024")};
+  if (name == "clustered") {
+    const std::string spec = "clustered:nodes=65536,clusters=256,degree=200,seed=1";
+    return {name, spec, gen::generate(spec)};
+  }
+  const std::string dir = data_dir + "/" + name;
+  if (!std::filesystem::is_directory(dir)) return {name, dir, Csr<int64_t>{}};
+  return {name, dir, io::read_planetoid(dir).graph};
+}
+
+// The entries of the normalized graph the GCN layer multiplies by (PyG's add_remaining_self_loops):
+// each target's sources, and a self loop where it has none.
+std::vector<std::vector<int64_t>> rows_with_self_loops(const Csr<int64_t>& g) {
+  std::vector<std::vector<int64_t>> rows(size_t(g.rows));
+#pragma omp parallel for schedule(dynamic, 4096)
+  for (int64_t i = 0; i < g.rows; ++i) {
+    auto& r = rows[size_t(i)];
+    r.assign(g.col.begin() + g.rowptr[size_t(i)], g.col.begin() + g.rowptr[size_t(i) + 1]);
+    if (std::find(r.begin(), r.end(), i) == r.end()) r.push_back(i);
+  }
+  return rows;
+}
+
+// Source rows that must reach the SMs from the L2 when each block of `block` consecutive targets
+// keeps its `resident` most used sources on chip: a kept row once, every other entry's row each time.
+int64_t crossing_entries(const std::vector<std::vector<int64_t>>& rows, int64_t block, int64_t resident) {
+  const int64_t n = int64_t(rows.size()), blocks = (n + block - 1) / block;
+  int64_t crossing = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : crossing)
+  for (int64_t b = 0; b < blocks; ++b) {
+    std::vector<int64_t> src;
+    for (int64_t i = b * block; i < std::min(n, (b + 1) * block); ++i)
+      src.insert(src.end(), rows[size_t(i)].begin(), rows[size_t(i)].end());
+    std::sort(src.begin(), src.end());
+    std::vector<int64_t> uses;
+    for (size_t k = 0; k < src.size();) {
+      size_t e = k;
+      while (e < src.size() && src[e] == src[k]) ++e;
+      uses.push_back(int64_t(e - k));
+      k = e;
+    }
+    const size_t keep = std::min(uses.size(), size_t(resident));
+    std::partial_sort(uses.begin(), uses.begin() + keep, uses.end(), std::greater<>());
+    int64_t held = 0;
+    for (size_t k = 0; k < keep; ++k) held += uses[k] - 1;  // its first use brings it in
+    crossing += int64_t(src.size()) - held;
+  }
+  return crossing;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"spmm_limits_bench: lower bounds on an fp32 SpMM's time against its IO floor"};
+  const char* shared = std::getenv("TESSERA_SHARED_DATA");  // as bench_common.py
+  std::string graphs = "rmat,grid,clustered,cora,pubmed", json_path;
+  std::string data_dir = shared ? shared : std::string(TESSERA_SOURCE_DIR) + "/../shared/data";
+  int64_t width = 256, resident_kb = 256;
+  app.add_option("--graphs", graphs, "comma-separated: rmat, grid, clustered, cora, pubmed");
+  app.add_option("--data-dir", data_dir,
+                 "where cora/ and pubmed/ are (Planetoid; default $TESSERA_SHARED_DATA or ../shared/data)");
+  app.add_option("--width", width, "feature width F (fp32)")->check(CLI::PositiveNumber);
+  app.add_option("--resident-kb", resident_kb, "on-chip bytes one SM holds rows in (KB)")->check(CLI::PositiveNumber);
+  app.add_option("--json", json_path, "write the record here");
+  CLI11_PARSE(app, argc, argv);
+  if (!cuda_available()) {
+    std::fprintf(stderr, "spmm_limits_bench: needs a CUDA device, and none is visible\n");
+    return 1;
+  }
+  try {
+    int device = 0;
+    TESSERA_CUDA_CHECK(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    Exec exec;
+    exec.device = Device{DeviceKind::cuda, device};
+    const Rates r = measure_rates(exec, device);
+    std::printf("%s: copy %.0f GB/s (read + write), L2 read %.0f GB/s, empty kernel in a graph %.2f us, "
+                "two dependent cold reads %.2f us\n",
+                prop.name, r.copy_gbs, r.l2_read_gbs, r.empty_kernel_us, r.chain_us);
+    const int64_t row_bytes = width * 4, resident = std::max<int64_t>(1, resident_kb * 1024 / row_bytes);
+    json rows_json = json::array();
+    std::vector<double> best_shares;
+    for (size_t pos = 0; pos < graphs.size();) {
+      const size_t next = graphs.find(',', pos);
+      const std::string name = graphs.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+      pos = next == std::string::npos ? graphs.size() : next + 1;
+      const Graph gr = load(name, data_dir);
+      if (gr.g.rows == 0) {
+        std::printf("%-10s skipped: no data set at %s\n", name.c_str(), gr.spec.c_str());
+        continue;
+      }
+      const auto rows = rows_with_self_loops(gr.g);
+      int64_t nnz = 0;
+      for (const auto& v : rows) nnz += int64_t(v.size());
+      const int64_t n = gr.g.rows;
+      // gcn_bench.py's floor: rowptr + col (int32) + values + X read once + Y written once.
+      const double floor_bytes = double(n + 1) * 4 + double(nnz) * 8 + 2.0 * double(n) * double(row_bytes);
+      const double floor_us = floor_bytes / (r.copy_gbs * 1e3);
+      int64_t crossing = nnz, best_block = n;
+      for (int64_t block : {int64_t(32), int64_t(256), int64_t(2048), int64_t(16384), n}) {
+        const int64_t c = crossing_entries(rows, std::min(block, n), resident);
+        if (c < crossing) crossing = c, best_block = std::min(block, n);
+      }
+      const double gather_us = double(crossing) * double(row_bytes) / (r.l2_read_gbs * 1e3);
+      const double latency_us = r.empty_kernel_us + r.chain_us;
+      const double bound_us = std::max({floor_us, latency_us, gather_us});
+      const double best_share = floor_us / bound_us;
+      best_shares.push_back(best_share);
+      std::printf("%-10s %8lld rows %9lld entries | floor %8.1f us (60%%: kernel <= %8.1f us) | launch+latency "
+                  ">= %5.2f us | rows crossing from L2 %9lld (block %lld) >= %8.1f us | best share <= %3.0f%%\n",
+                  name.c_str(), (long long)n, (long long)nnz, floor_us, floor_us / 0.6, latency_us,
+                  (long long)crossing, (long long)best_block, gather_us, 100 * best_share);
+      rows_json.push_back({{"graph", name}, {"spec", gr.spec}, {"rows", n}, {"entries", nnz},
+                           {"floor_bytes", floor_bytes}, {"floor_us", floor_us}, {"latency_bound_us", latency_us},
+                           {"crossing_entries", crossing}, {"crossing_block_rows", best_block},
+                           {"gather_bound_us", gather_us}, {"best_share_of_floor", best_share}});
+    }
+    std::sort(best_shares.begin(), best_shares.end());
+    const size_t m = best_shares.size();
+    const double median_bound =
+        m == 0 ? 0.0 : m % 2 ? best_shares[m / 2] : 0.5 * (best_shares[m / 2 - 1] + best_shares[m / 2]);
+    std::printf("median of the best shares: %.0f%% (target 60%%)\n", 100 * median_bound);
+    if (!json_path.empty()) {
+      json doc = {{"benchmark", "spmm_limits"}, {"date", bench::now_utc()}, {"commit", bench::git_commit()},
+                  {"device", prop.name}, {"command", std::string(argv[0]) + " --graphs " + graphs},
+                  {"width", width}, {"resident_kb", resident_kb},
+                  {"rates", {{"copy_GBps", r.copy_gbs}, {"l2_read_GBps", r.l2_read_gbs},
+                             {"empty_kernel_us", r.empty_kernel_us}, {"two_dependent_cold_reads_us", r.chain_us}}},
+                  {"graphs", rows_json}, {"median_best_share", median_bound}};
+      if (!bench::write_json(json_path, doc)) return 1;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spmm_limits_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
