@@ -19,6 +19,7 @@
 // The target's median needs three graphs at 60%. Writes JSON (date, commit, device, command).
 //
 //   spmm_limits_bench --data-dir ../shared/data --json bench/results/spmm_limits.json
+// Without a GPU it prints the graphs' side alone: floor bytes and the rows crossing from the L2.
 #include <CLI/CLI.hpp>
 
 #include <omp.h>
@@ -217,21 +218,24 @@ int main(int argc, char** argv) {
   app.add_option("--resident-kb", resident_kb, "on-chip bytes one SM holds rows in (KB)")->check(CLI::PositiveNumber);
   app.add_option("--json", json_path, "write the record here");
   CLI11_PARSE(app, argc, argv);
-  if (!cuda_available()) {
-    std::fprintf(stderr, "spmm_limits_bench: needs a CUDA device, and none is visible\n");
-    return 1;
-  }
+  // Without a GPU: the graphs' side alone (floor bytes, rows crossing from the L2), no times.
+  const bool gpu = cuda_available();
   try {
-    int device = 0;
-    TESSERA_CUDA_CHECK(cudaGetDevice(&device));
     cudaDeviceProp prop{};
-    TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-    Exec exec;
-    exec.device = Device{DeviceKind::cuda, device};
-    const Rates r = measure_rates(exec, device);
-    std::printf("%s: copy %.0f GB/s (read + write), L2 read %.0f GB/s, empty kernel in a graph %.2f us, "
-                "two dependent cold reads %.2f us\n",
-                prop.name, r.copy_gbs, r.l2_read_gbs, r.empty_kernel_us, r.chain_us);
+    Rates r;
+    if (gpu) {
+      int device = 0;
+      TESSERA_CUDA_CHECK(cudaGetDevice(&device));
+      TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+      Exec exec;
+      exec.device = Device{DeviceKind::cuda, device};
+      r = measure_rates(exec, device);
+      std::printf("%s: copy %.0f GB/s (read + write), L2 read %.0f GB/s, empty kernel in a graph %.2f us, "
+                  "two dependent cold reads %.2f us\n",
+                  prop.name, r.copy_gbs, r.l2_read_gbs, r.empty_kernel_us, r.chain_us);
+    } else {
+      std::printf("no CUDA device: the graphs' floors and the rows crossing from the L2 only (times need a GPU)\n");
+    }
     const int64_t row_bytes = width * 4, resident = std::max<int64_t>(1, resident_kb * 1024 / row_bytes);
     json rows_json = json::array();
     std::vector<double> best_shares;
@@ -250,12 +254,18 @@ int main(int argc, char** argv) {
       const int64_t n = gr.g.rows;
       // gcn_bench.py's floor: rowptr + col (int32) + values + X read once + Y written once.
       const double floor_bytes = double(n + 1) * 4 + double(nnz) * 8 + 2.0 * double(n) * double(row_bytes);
-      const double floor_us = floor_bytes / (r.copy_gbs * 1e3);
       int64_t crossing = nnz, best_block = n;
       for (int64_t block : {int64_t(32), int64_t(256), int64_t(2048), int64_t(16384), n}) {
         const int64_t c = crossing_entries(rows, std::min(block, n), resident);
         if (c < crossing) crossing = c, best_block = std::min(block, n);
       }
+      if (!gpu) {
+        std::printf("%-10s %8lld rows %9lld entries | floor %9.1f MB | rows crossing from L2 %9lld (block %lld): "
+                    "%9.1f MB\n", name.c_str(), (long long)n, (long long)nnz, floor_bytes / 1e6, (long long)crossing,
+                    (long long)best_block, double(crossing) * double(row_bytes) / 1e6);
+        continue;
+      }
+      const double floor_us = floor_bytes / (r.copy_gbs * 1e3);
       const double gather_us = double(crossing) * double(row_bytes) / (r.l2_read_gbs * 1e3);
       const double latency_us = r.empty_kernel_us + r.chain_us;
       const double bound_us = std::max({floor_us, latency_us, gather_us});
@@ -270,6 +280,7 @@ int main(int argc, char** argv) {
                            {"crossing_entries", crossing}, {"crossing_block_rows", best_block},
                            {"gather_bound_us", gather_us}, {"best_share_of_floor", best_share}});
     }
+    if (!gpu) return 0;
     std::sort(best_shares.begin(), best_shares.end());
     const size_t m = best_shares.size();
     const double median_bound =
