@@ -47,6 +47,22 @@ inline std::string git_commit() {
   return s.empty() ? "unknown" : s;
 }
 
+// The command that ran, for the JSON record: argv joined by spaces.
+inline std::string command_line(int argc, char** argv) {
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+  return command;
+}
+
+// The generator spec of a generated benchmark graph of the issues (rmat, grid, clustered), "" for
+// any other name. bench_common.py's GENERATED_GRAPHS is the Python twin.
+inline std::string generated_graph_spec(const std::string& name) {
+  if (name == "rmat") return "rmat:scale=20,degree=16,seed=1";
+  if (name == "grid") return "grid:rows=1024,cols=1024";
+  if (name == "clustered") return "clustered:nodes=65536,clusters=256,degree=200,seed=1";
+  return "";
+}
+
 // Writes doc (a JSON value) to path through a temporary name and a rename, so an interrupted run
 // never leaves a half-written result; creates the parent directory. Says on stdout what it wrote,
 // on stderr why it could not (then false: the driver exits non-zero).

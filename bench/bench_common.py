@@ -12,7 +12,8 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The GCN slice's benchmark graphs (issues #3, #5): seeded generator specs, and the Planetoid data
-# sets Cora and PubMed read from the shared data directory.
+# sets Cora and PubMed read from the shared data directory (bench_common.hpp's generated_graph_spec
+# is the C++ twin).
 GENERATED_GRAPHS = {
     "rmat": "rmat:scale=20,degree=16,seed=1",
     "grid": "grid:rows=1024,cols=1024",

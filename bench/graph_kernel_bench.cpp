@@ -258,8 +258,7 @@ int main(int argc, char** argv) {
   app.add_option("--dense-band", band_graphs, "dense-tile sets: 8 x N small banded graphs (0 = no dense-tile sets)");
   app.add_option("--json", json_path, "write the records to this JSON file");
   CLI11_PARSE(app, argc, argv);
-  std::string command;
-  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+  const std::string command = bench::command_line(argc, argv);
   const bool gpu = cuda_available();
   Options o;
   o.q = q;

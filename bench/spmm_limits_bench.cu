@@ -40,6 +40,7 @@
 #include "tessera/core/cuda_check.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/gen/generators.hpp"
+#include "tessera/graph/csr.hpp"
 #include "tessera/io/graph_io.hpp"
 #include "tessera/tune/tuner.hpp"
 
@@ -150,42 +151,28 @@ struct Graph {
   Csr<int64_t> g;
 };
 
-// The graph `name`, or an empty one (rows 0) when a data set is not under data_dir.
+// The graph `name` as the GCN layer multiplies by it: one self loop per node (PyG's
+// add_remaining_self_loops, on graphs whose parallel edges are merged). Rows 0 when a data set is
+// not under data_dir.
 Graph load(const std::string& name, const std::string& data_dir) {
-  if (name == "rmat") return {name, "rmat:scale=20,degree=16,seed=1", gen::generate("rmat:scale=20,degree=16,seed=1")};
-  if (name == "grid") return {name, "grid:rows=1024,cols=1024", gen::generate("grid:rows=1024,cols=1024")};
-  if (name == "clustered") {
-    const std::string spec = "clustered:nodes=65536,clusters=256,degree=200,seed=1";
-    return {name, spec, gen::generate(spec)};
-  }
+  BuildOptions loops;
+  loops.self_loops = SelfLoops::add;
+  if (const std::string spec = bench::generated_graph_spec(name); !spec.empty())
+    return {name, spec, gen::generate(spec, loops)};
   const std::string dir = data_dir + "/" + name;
   if (!std::filesystem::is_directory(dir)) return {name, dir, Csr<int64_t>{}};
-  return {name, dir, io::read_planetoid(dir).graph};
-}
-
-// The entries of the normalized graph the GCN layer multiplies by (PyG's add_remaining_self_loops):
-// each target's sources, and a self loop where it has none.
-std::vector<std::vector<int64_t>> rows_with_self_loops(const Csr<int64_t>& g) {
-  std::vector<std::vector<int64_t>> rows(size_t(g.rows));
-#pragma omp parallel for schedule(dynamic, 4096)
-  for (int64_t i = 0; i < g.rows; ++i) {
-    auto& r = rows[size_t(i)];
-    r.assign(g.col.begin() + g.rowptr[size_t(i)], g.col.begin() + g.rowptr[size_t(i) + 1]);
-    if (std::find(r.begin(), r.end(), i) == r.end()) r.push_back(i);
-  }
-  return rows;
+  return {name, dir, build_csr(to_coo(io::read_planetoid(dir).graph.view()), loops)};
 }
 
 // Source rows that must reach the SMs from the L2 when each block of `block` consecutive targets
 // keeps its `resident` most used sources on chip: a kept row once, every other entry's row each time.
-int64_t crossing_entries(const std::vector<std::vector<int64_t>>& rows, int64_t block, int64_t resident) {
-  const int64_t n = int64_t(rows.size()), blocks = (n + block - 1) / block;
+int64_t crossing_entries(const Csr<int64_t>& g, int64_t block, int64_t resident) {
+  const int64_t n = g.rows, blocks = (n + block - 1) / block;
   int64_t crossing = 0;
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : crossing)
   for (int64_t b = 0; b < blocks; ++b) {
-    std::vector<int64_t> src;
-    for (int64_t i = b * block; i < std::min(n, (b + 1) * block); ++i)
-      src.insert(src.end(), rows[size_t(i)].begin(), rows[size_t(i)].end());
+    std::vector<int64_t> src(g.col.begin() + g.rowptr[size_t(b * block)],
+                             g.col.begin() + g.rowptr[size_t(std::min(n, (b + 1) * block))]);
     std::sort(src.begin(), src.end());
     std::vector<int64_t> uses;
     for (size_t k = 0; k < src.size();) {
@@ -208,10 +195,11 @@ int64_t crossing_entries(const std::vector<std::vector<int64_t>>& rows, int64_t 
 int main(int argc, char** argv) {
   CLI::App app{"spmm_limits_bench: lower bounds on an fp32 SpMM's time against its IO floor"};
   const char* shared = std::getenv("TESSERA_SHARED_DATA");  // as bench_common.py
-  std::string graphs = "rmat,grid,clustered,cora,pubmed", json_path;
+  std::vector<std::string> graphs{"rmat", "grid", "clustered", "cora", "pubmed"};
+  std::string json_path;
   std::string data_dir = shared ? shared : std::string(TESSERA_SOURCE_DIR) + "/../shared/data";
   int64_t width = 256, resident_kb = 256;
-  app.add_option("--graphs", graphs, "comma-separated: rmat, grid, clustered, cora, pubmed");
+  app.add_option("--graphs", graphs, "comma-separated: rmat, grid, clustered, cora, pubmed")->delimiter(',');
   app.add_option("--data-dir", data_dir,
                  "where cora/ and pubmed/ are (Planetoid; default $TESSERA_SHARED_DATA or ../shared/data)");
   app.add_option("--width", width, "feature width F (fp32)")->check(CLI::PositiveNumber);
@@ -239,24 +227,18 @@ int main(int argc, char** argv) {
     const int64_t row_bytes = width * 4, resident = std::max<int64_t>(1, resident_kb * 1024 / row_bytes);
     json rows_json = json::array();
     std::vector<double> best_shares;
-    for (size_t pos = 0; pos < graphs.size();) {
-      const size_t next = graphs.find(',', pos);
-      const std::string name = graphs.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
-      pos = next == std::string::npos ? graphs.size() : next + 1;
+    for (const std::string& name : graphs) {
       const Graph gr = load(name, data_dir);
       if (gr.g.rows == 0) {
         std::printf("%-10s skipped: no data set at %s\n", name.c_str(), gr.spec.c_str());
         continue;
       }
-      const auto rows = rows_with_self_loops(gr.g);
-      int64_t nnz = 0;
-      for (const auto& v : rows) nnz += int64_t(v.size());
-      const int64_t n = gr.g.rows;
+      const int64_t n = gr.g.rows, nnz = gr.g.nnz();
       // gcn_bench.py's floor: rowptr + col (int32) + values + X read once + Y written once.
       const double floor_bytes = double(n + 1) * 4 + double(nnz) * 8 + 2.0 * double(n) * double(row_bytes);
       int64_t crossing = nnz, best_block = n;
       for (int64_t block : {int64_t(32), int64_t(256), int64_t(2048), int64_t(16384), n}) {
-        const int64_t c = crossing_entries(rows, std::min(block, n), resident);
+        const int64_t c = crossing_entries(gr.g, std::min(block, n), resident);
         if (c < crossing) crossing = c, best_block = std::min(block, n);
       }
       if (!gpu) {
@@ -288,7 +270,7 @@ int main(int argc, char** argv) {
     std::printf("median of the best shares: %.0f%% (target 60%%)\n", 100 * median_bound);
     if (!json_path.empty()) {
       json doc = {{"benchmark", "spmm_limits"}, {"date", bench::now_utc()}, {"commit", bench::git_commit()},
-                  {"device", prop.name}, {"command", std::string(argv[0]) + " --graphs " + graphs},
+                  {"device", prop.name}, {"command", bench::command_line(argc, argv)},
                   {"width", width}, {"resident_kb", resident_kb},
                   {"rates", {{"copy_GBps", r.copy_gbs}, {"l2_read_GBps", r.l2_read_gbs},
                              {"empty_kernel_us", r.empty_kernel_us}, {"two_dependent_cold_reads_us", r.chain_us}}},

@@ -187,9 +187,10 @@ int main(int argc, char** argv) {
         quick ? std::vector<std::pair<std::string, std::string>>{{"rmat", "rmat:scale=14,degree=16,seed=1"},
                                                                  {"grid", "grid:rows=128,cols=128"},
                                                                  {"clustered", "clustered:nodes=4096,clusters=16,degree=200,seed=1"}}
-              : std::vector<std::pair<std::string, std::string>>{{"rmat", "rmat:scale=20,degree=16,seed=1"},
-                                                                 {"grid", "grid:rows=1024,cols=1024"},
-                                                                 {"clustered", "clustered:nodes=65536,clusters=256,degree=200,seed=1"}};
+              : std::vector<std::pair<std::string, std::string>>{
+                    {"rmat", bench::generated_graph_spec("rmat")},
+                    {"grid", bench::generated_graph_spec("grid")},
+                    {"clustered", bench::generated_graph_spec("clustered")}};
     for (const auto& n : only)
       TESSERA_CHECK(std::any_of(specs.begin(), specs.end(), [&](const auto& s) { return s.first == n; }),
                     "--graphs: unknown graph '", n, "' (known: rmat, grid, clustered)");

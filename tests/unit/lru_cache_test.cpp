@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -174,4 +175,17 @@ TEST(LruCache, ConcurrentFirstCallsMakeOneEntry) {
     ASSERT_NE(g, nullptr);
     EXPECT_EQ(g, got[0]);
   }
+}
+
+TEST(LruCache, CapacityFromTheEnvironmentWhenPositive) {
+  const char* var = "TESSERA_TEST_LRU_CAPACITY";
+  unsetenv(var);
+  EXPECT_EQ(env_capacity(var, 16), 16u);
+  setenv(var, "5", 1);
+  EXPECT_EQ(env_capacity(var, 16), 5u);
+  for (const char* bad : {"0", "-3", "many", ""}) {
+    setenv(var, bad, 1);
+    EXPECT_EQ(env_capacity(var, 16), 16u) << "'" << bad << "'";
+  }
+  unsetenv(var);
 }

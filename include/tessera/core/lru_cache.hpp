@@ -10,12 +10,21 @@
 // for that). Keys are compared with == and found by a linear scan: a few dozen entries at most, and
 // the keys (streams, enums) need no hash or order.
 #include <cstddef>
+#include <cstdlib>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <utility>
 
 namespace tessera {
+
+// A cache's capacity from the environment variable `var` when it holds a positive integer, else
+// `fallback` (TESSERA_CUSPARSE_CACHE_ENTRIES, TESSERA_WSB_CACHE).
+inline size_t env_capacity(const char* var, size_t fallback) {
+  const char* e = std::getenv(var);
+  const long long v = e ? std::strtoll(e, nullptr, 10) : 0;
+  return v > 0 ? size_t(v) : fallback;
+}
 
 template <class Key, class Value>
 class LruCache {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <vector>
 
 #include "tessera/core/cuda_check.hpp"
@@ -38,11 +37,7 @@ struct Key {
 // Uploads by graph, device, index and tile type and weights: TESSERA_WSB_CACHE of them (default 8).
 using Cache = LruCache<Key, const WsbDevice>;
 Cache& cache() {
-  static Cache c([] {
-    const char* e = std::getenv("TESSERA_WSB_CACHE");
-    const long v = e ? std::strtol(e, nullptr, 10) : 0;
-    return v > 0 ? size_t(v) : size_t(8);
-  }());
+  static Cache c(env_capacity("TESSERA_WSB_CACHE", 8));
   return c;
 }
 

@@ -17,7 +17,8 @@ constexpr size_t kEntries = 64;
 using ScheduleCache = LruCache<ScheduleKey, CachedSchedule>;
 
 ScheduleCache& cache() {
-  static ScheduleCache* c = new ScheduleCache(kEntries);  // leaked: entries may hold device memory past CUDA teardown
+  // Leaked: entries may hold device memory past CUDA teardown.
+  static ScheduleCache* c = new ScheduleCache(kEntries);
   return *c;
 }
 

@@ -85,10 +85,8 @@ struct CacheKey {
 using DescriptorCache = LruCache<CacheKey, Entry>;
 
 DescriptorCache& cache() {
-  static DescriptorCache* c = new DescriptorCache([] {  // leaked: see handle_for
-    const char* e = std::getenv("TESSERA_CUSPARSE_CACHE_ENTRIES");
-    return e ? std::max<size_t>(1, std::strtoull(e, nullptr, 10)) : size_t(16);
-  }());
+  // Leaked: see handle_for.
+  static DescriptorCache* c = new DescriptorCache(env_capacity("TESSERA_CUSPARSE_CACHE_ENTRIES", 16));
   return *c;
 }
 
