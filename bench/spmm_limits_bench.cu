@@ -1,12 +1,18 @@
 // What bounds an fp32 SpMM's share of its IO floor on this GPU, graph by graph (#3's target: >= 60%
 // of the floor at width 256, as the median over the benchmark's five graphs; gcn_bench.py measures
-// the share). The floor counts the CSR, X read once and Y written once at the card's copy rate. Two
-// costs the floor leaves out are measured here, and each graph's time is bounded below by them:
+// the share). The floor counts the CSR, X read once and Y written once at the card's copy rate. Each
+// graph's time is bounded below three ways:
 //
-// - Launch and latency. Any kernel pays its launch inside a CUDA graph (measured: empty kernels back
-//   to back) and, with a cold L2, a chain of dependent reads before its first gather: at least an
-//   entry's column, then its source row (measured: one thread's chain of two dependent reads from
-//   device memory, in SM cycles taken at the maximum clock, so never longer than the truth).
+// - The floor's own bytes, streamed. A kernel that moves exactly the floor's bytes in the friendliest
+//   order (X copied to Y row for row with 16-byte accesses, the CSR's words read once; no gathers, no
+//   dependent loads), timed as gcn_bench.py times the SpMM: 20 calls in a CUDA graph, each after an
+//   L2 eviction (a read of four L2s, timed alone and subtracted), so every byte comes from device
+//   memory. The best of four launch shapes. No SpMM moves fewer bytes or waits for fewer loads, so
+//   none beats it; on a small graph it shows what the launch and the first reads cost on top of the
+//   bytes, measured rather than modelled.
+// - Launch and latency: an empty kernel's time inside a CUDA graph plus a chain of two dependent
+//   reads from device memory (an entry's column, then its source row; SM cycles at the maximum
+//   clock, so never longer than the truth). Reported for reference; the streamed floor includes it.
 // - Gathers. A row-parallel (pull) SpMM reads the source row of every entry. A row reaches an SM
 //   from the L2 unless that SM still holds it. The bound assumes one SM holds `--resident-kb` of
 //   rows (default 256 KB, Hopper's whole L1 and shared memory) for a block of consecutive target
@@ -15,8 +21,9 @@
 //   (measured: an L2-resident buffer read by every SM) that traffic takes at least its bytes over
 //   that rate: a cache that never misses on what it holds, and an L2 that never misses at all.
 //
-// The largest share each graph can reach is then floor / max(floor, launch + latency, gathers).
-// The target's median needs three graphs at 60%. Writes JSON (date, commit, device, command).
+// The largest share each graph can reach is then floor / max(streamed floor, launch + latency,
+// gathers). The target's median needs three graphs at 60%. Writes JSON (date, commit, device,
+// command).
 //
 //   spmm_limits_bench --data-dir ../shared/data --json bench/results/spmm_limits.json
 // Without a GPU it prints the graphs' side alone: floor bytes and the rows crossing from the L2.
@@ -29,6 +36,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -76,6 +85,65 @@ __global__ void chain_kernel(const int64_t* __restrict__ next, long long* cycles
   out[0] = b;
 }
 
+// Moves the floor's bytes and nothing else: items [0, n4) copy X's float4 k to Y (coalesced, 16
+// bytes each way), items [n4, n4 + csr4) read the CSR's words once. Kept loads: their xor goes to
+// sink only in the practically impossible case that it equals a constant.
+__global__ void floor_stream_kernel(const float4* __restrict__ X, float4* __restrict__ Y, int64_t n4,
+                                    const int4* __restrict__ csr, int64_t csr4, unsigned* sink) {
+  constexpr int kUnroll = 4;  // loads in flight per thread before the first store
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x, total = n4 + csr4;
+  unsigned acc = 0;
+  for (int64_t k0 = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k0 < total; k0 += kUnroll * stride) {
+    float4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t k = k0 + u * stride;
+      if (k < n4) {
+        v[u] = X[k];
+      } else if (k < total) {
+        const int4 w = csr[k - n4];
+        acc ^= unsigned(w.x ^ w.y ^ w.z ^ w.w);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (k0 + u * stride < n4) Y[k0 + u * stride] = v[u];
+  }
+  if (acc == 0x9e3779b9u) sink[0] = acc;
+}
+
+// Reads buf once through the L2 (the evictor between timed calls; reads leave clean lines, so the
+// next kernel pays no write-back, as bench_common.L2Evictor).
+__global__ void evict_kernel(const float4* __restrict__ buf, int64_t n4, float* out) {
+  float acc = 0.f;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n4; i += int64_t(gridDim.x) * blockDim.x) {
+    const float4 v = __ldcg(buf + i);
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == 12345.f) out[0] = acc;
+}
+
+// Microseconds per call of `body` (kernel launches on the stream it is given) with no host in the
+// way: `calls` calls captured into one CUDA graph, replayed 10 times, median (as bench_common.py's
+// graph_us_cuda).
+double graph_us(const Exec& exec, int calls, const std::function<void(cudaStream_t)>& body) {
+  cudaStream_t cs;
+  TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  cudaGraphExec_t inst;
+  TESSERA_CUDA_CHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < calls; ++i) body(cs);
+  TESSERA_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
+  TESSERA_CUDA_CHECK(cudaGraphInstantiate(&inst, graph, 0));
+  Exec on_cs = exec;
+  on_cs.stream = cs;
+  const double ms = tune::time_ms(on_cs, [&] { TESSERA_CUDA_CHECK(cudaGraphLaunch(inst, cs)); }, 2, 10);
+  TESSERA_CUDA_CHECK(cudaGraphExecDestroy(inst));
+  TESSERA_CUDA_CHECK(cudaGraphDestroy(graph));
+  TESSERA_CUDA_CHECK(cudaStreamDestroy(cs));
+  return ms * 1e3 / calls;
+}
+
 struct Rates {
   double copy_gbs = 0, l2_read_gbs = 0, empty_kernel_us = 0, chain_us = 0;
 };
@@ -101,24 +169,10 @@ Rates measure_rates(const Exec& exec, int device) {
     r.l2_read_gbs = double(kBytes) * kPasses / (ms * 1e6);
   }
   // An empty kernel's time inside a CUDA graph of 200 launches back to back.
-  {
-    constexpr int kLaunches = 200;
-    cudaStream_t cs;
-    TESSERA_CUDA_CHECK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
-    cudaGraph_t graph;
-    cudaGraphExec_t inst;
-    TESSERA_CUDA_CHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < kLaunches; ++i) empty_kernel<<<sms, 128, 0, cs>>>();
-    TESSERA_CUDA_CHECK(cudaStreamEndCapture(cs, &graph));
-    TESSERA_CUDA_CHECK(cudaGraphInstantiate(&inst, graph, 0));
-    Exec on_cs = exec;
-    on_cs.stream = cs;
-    const double ms = tune::time_ms(on_cs, [&] { TESSERA_CUDA_CHECK(cudaGraphLaunch(inst, cs)); }, 2, 10);
-    r.empty_kernel_us = ms * 1e3 / kLaunches;
-    TESSERA_CUDA_CHECK(cudaGraphExecDestroy(inst));
-    TESSERA_CUDA_CHECK(cudaGraphDestroy(graph));
-    TESSERA_CUDA_CHECK(cudaStreamDestroy(cs));
-  }
+  r.empty_kernel_us = graph_us(exec, 200, [&](cudaStream_t cs) {
+    empty_kernel<<<sms, 128, 0, cs>>>();
+    TESSERA_CUDA_LAUNCH_CHECK();
+  });
   // Two dependent reads with a cold L2: a 256 MiB memset between the runs evicts it.
   {
     constexpr int64_t kWords = int64_t(64) << 20;  // 512 MiB of int64: the two reads 256 MiB apart
@@ -142,6 +196,44 @@ Rates measure_rates(const Exec& exec, int device) {
     r.chain_us = us[us.size() / 2];
   }
   return r;
+}
+
+// The floor's bytes streamed (floor_stream_kernel) for n rows of row_bytes and the CSR's csr_bytes:
+// microseconds per call warm (a small graph's X, Y and CSR still in the L2 from the call before) and
+// cold (each call after `evict`, whose own time evict_us is subtracted), each the best of four launch
+// shapes: one thread per four items, and 4, 8 or 16 blocks of 256 threads per SM striding over them.
+struct Streamed {
+  double warm_us = 0, cold_us = 0;
+  int64_t cold_blocks = 0;
+};
+
+Streamed stream_floor(const Exec& exec, int sms, int64_t n, int64_t row_bytes, int64_t csr_bytes,
+                      const Scratch& evict, double evict_us) {
+  const int64_t n4 = n * row_bytes / 16, csr4 = (csr_bytes + 15) / 16, total = n4 + csr4;
+  Scratch x(exec, size_t(n4) * 16), y(exec, size_t(n4) * 16), csr(exec, size_t(csr4) * 16), sink(exec, 64);
+  cudaStream_t s = cuda_stream(exec.stream);
+  TESSERA_CUDA_CHECK(cudaMemsetAsync(x.get(), 0, size_t(n4) * 16, s));
+  TESSERA_CUDA_CHECK(cudaMemsetAsync(csr.get(), 0, size_t(csr4) * 16, s));
+  TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
+  const int64_t evict4 = int64_t(evict.bytes() / 16);
+  Streamed best{1e30, 1e30, 0};
+  for (int64_t blocks : {(total + 1023) / 1024, int64_t(4) * sms, int64_t(8) * sms, int64_t(16) * sms}) {
+    blocks = std::clamp<int64_t>(blocks, 1, INT32_MAX);
+    const auto stream = [&](cudaStream_t cs) {
+      floor_stream_kernel<<<unsigned(blocks), 256, 0, cs>>>(x.as<const float4>(), y.as<float4>(), n4,
+                                                             csr.as<const int4>(), csr4, sink.as<unsigned>());
+      TESSERA_CUDA_LAUNCH_CHECK();
+    };
+    const double warm = graph_us(exec, 20, stream);
+    const double cold = graph_us(exec, 20, [&](cudaStream_t cs) {
+      evict_kernel<<<unsigned(4 * sms), 512, 0, cs>>>(evict.as<const float4>(), evict4, sink.as<float>());
+      TESSERA_CUDA_LAUNCH_CHECK();
+      stream(cs);
+    }) - evict_us;
+    best.warm_us = std::min(best.warm_us, warm);
+    if (cold < best.cold_us) best.cold_us = cold, best.cold_blocks = blocks;
+  }
+  return best;
 }
 
 // ---- the graphs ---------------------------------------------------------------------------------
@@ -211,13 +303,23 @@ int main(int argc, char** argv) {
   try {
     cudaDeviceProp prop{};
     Rates r;
+    Exec exec;
+    std::unique_ptr<Scratch> evict;  // the evictor's buffer: four L2s, at least 256 MiB
+    double evict_us = 0;
     if (gpu) {
       int device = 0;
       TESSERA_CUDA_CHECK(cudaGetDevice(&device));
       TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-      Exec exec;
       exec.device = Device{DeviceKind::cuda, device};
       r = measure_rates(exec, device);
+      evict = std::make_unique<Scratch>(exec, size_t(std::max<int64_t>(int64_t(4) * prop.l2CacheSize, int64_t(256) << 20)));
+      TESSERA_CUDA_CHECK(cudaMemsetAsync(evict->get(), 0, evict->bytes(), cuda_stream(exec.stream)));
+      const int64_t evict4 = int64_t(evict->bytes() / 16);
+      evict_us = graph_us(exec, 20, [&](cudaStream_t cs) {
+        evict_kernel<<<unsigned(4 * prop.multiProcessorCount), 512, 0, cs>>>(evict->as<const float4>(), evict4,
+                                                                            evict->as<float>());
+        TESSERA_CUDA_LAUNCH_CHECK();
+      });
       std::printf("%s: copy %.0f GB/s (read + write), L2 read %.0f GB/s, empty kernel in a graph %.2f us, "
                   "two dependent cold reads %.2f us\n",
                   prop.name, r.copy_gbs, r.l2_read_gbs, r.empty_kernel_us, r.chain_us);
@@ -250,15 +352,21 @@ int main(int argc, char** argv) {
       const double floor_us = floor_bytes / (r.copy_gbs * 1e3);
       const double gather_us = double(crossing) * double(row_bytes) / (r.l2_read_gbs * 1e3);
       const double latency_us = r.empty_kernel_us + r.chain_us;
-      const double bound_us = std::max({floor_us, latency_us, gather_us});
+      const Streamed st = stream_floor(exec, prop.multiProcessorCount, n, row_bytes, (n + 1) * 4 + nnz * 8, *evict,
+                                       evict_us);
+      const double bound_us = std::max({floor_us, st.cold_us, latency_us, gather_us});
       const double best_share = floor_us / bound_us;
       best_shares.push_back(best_share);
-      std::printf("%-10s %8lld rows %9lld entries | floor %8.1f us (60%%: kernel <= %8.1f us) | launch+latency "
-                  ">= %5.2f us | rows crossing from L2 %9lld (block %lld) >= %8.1f us | best share <= %3.0f%%\n",
-                  name.c_str(), (long long)n, (long long)nnz, floor_us, floor_us / 0.6, latency_us,
-                  (long long)crossing, (long long)best_block, gather_us, 100 * best_share);
+      std::printf("%-10s %8lld rows %9lld entries | floor %8.1f us (60%%: kernel <= %8.1f us) | floor streamed, "
+                  "cold L2 %8.1f us (%3.0f%%), warm %8.1f us | launch+latency >= %5.2f us | rows crossing from L2 "
+                  "%9lld (block %lld) >= %8.1f us | best share <= %3.0f%%\n",
+                  name.c_str(), (long long)n, (long long)nnz, floor_us, floor_us / 0.6, st.cold_us,
+                  100 * floor_us / st.cold_us, st.warm_us, latency_us, (long long)crossing, (long long)best_block,
+                  gather_us, 100 * best_share);
       rows_json.push_back({{"graph", name}, {"spec", gr.spec}, {"rows", n}, {"entries", nnz},
-                           {"floor_bytes", floor_bytes}, {"floor_us", floor_us}, {"latency_bound_us", latency_us},
+                           {"floor_bytes", floor_bytes}, {"floor_us", floor_us},
+                           {"floor_streamed_cold_us", st.cold_us}, {"floor_streamed_cold_blocks", st.cold_blocks},
+                           {"floor_streamed_warm_us", st.warm_us}, {"latency_bound_us", latency_us},
                            {"crossing_entries", crossing}, {"crossing_block_rows", best_block},
                            {"gather_bound_us", gather_us}, {"best_share_of_floor", best_share}});
     }
@@ -273,7 +381,8 @@ int main(int argc, char** argv) {
                   {"device", prop.name}, {"command", bench::command_line(argc, argv)},
                   {"width", width}, {"resident_kb", resident_kb},
                   {"rates", {{"copy_GBps", r.copy_gbs}, {"l2_read_GBps", r.l2_read_gbs},
-                             {"empty_kernel_us", r.empty_kernel_us}, {"two_dependent_cold_reads_us", r.chain_us}}},
+                             {"empty_kernel_us", r.empty_kernel_us}, {"two_dependent_cold_reads_us", r.chain_us},
+                             {"evictor_us", evict_us}}},
                   {"graphs", rows_json}, {"median_best_share", median_bound}};
       if (!bench::write_json(json_path, doc)) return 1;
     }
