@@ -128,6 +128,59 @@ def test_transformer_folds_where_heads_are_wider_than_the_input(seed, monkeypatc
     assert calls
 
 
+def test_transformer_folded_operators_kept_without_autograd_until_a_parameter_changes(seed, monkeypatch):
+    """Without autograd the folded form keeps its query operators (TransformerConv._folded_operators)
+    for the next call, and makes them again after anything that changes lin_key.weight,
+    lin_query.weight or lin_query.bias: an optimizer step, load_state_dict, an in-place init, a new
+    Parameter, another dtype; with autograd on it never uses them. Every output is PyG's semantics."""
+    import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", "1")
+    monkeypatch.setattr(transformer, "_FOLD_MEMO", True)
+    made = []
+    real_bmm = torch.bmm
+    monkeypatch.setattr(torch, "bmm", lambda *a, **k: made.append(1) or real_bmm(*a, **k))
+    mod = TransformerConv(10, 12, heads=2).double()
+    x = torch.randn(50, 10, dtype=torch.float64)
+    ei = random_edges(50, 50, 250)
+
+    def infer(expect_made):
+        made.clear()
+        with torch.no_grad():
+            out = mod(x, ei)
+        assert bool(made) == expect_made
+        torch.testing.assert_close(out, ref.transformer_conv(mod, x, ei)[0], rtol=1e-9, atol=1e-9)
+
+    infer(True)
+    infer(False)  # kept
+    opt = torch.optim.SGD(mod.parameters(), lr=0.1)
+    check_module(mod, ref.transformer_conv, x, ei, 1e-9)  # autograd on: made afresh, gradients flow
+    opt.step()  # lin_key.weight, lin_query.* move: their version counters too
+    infer(True)
+    infer(False)
+    other = TransformerConv(10, 12, heads=2).double()
+    mod.load_state_dict(other.state_dict())
+    infer(True)
+    torch.nn.init.normal_(mod.lin_query.bias)
+    infer(True)
+    fresh = torch.nn.Parameter(torch.randn_like(mod.lin_key.weight))
+    with torch.no_grad():
+        while fresh._version < mod.lin_key.weight._version:  # the same version: only its identity differs
+            fresh.add_(0)
+    mod.lin_key.weight = fresh
+    infer(True)
+    infer(False)
+    mod.lin_value.weight.data.mul_(2)  # not an operand of the kept pair: still kept, output follows
+    infer(False)
+    made.clear()
+    with torch.no_grad():
+        mod.float()(x.float(), ei)
+    assert made  # new tensors, another dtype
+    monkeypatch.setattr(transformer, "_FOLD_MEMO", False)
+    mod.double()
+    infer(True)
+    infer(True)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the CUDA fold rule runs on the GPU machine")
 def test_transformer_fold_rule_on_cuda_follows_size_and_autograd(seed, monkeypatch):
     """On CUDA the folded form runs where C >= K on graphs of at least FOLD_CUDA_MIN_ENTRIES entries,

@@ -58,6 +58,8 @@ _FOLD = os.environ.get("TESSERA_TRANSFORMER_FOLD", "")
 #   0.81, 1.03 and 1.16x at 2x256 (three runs); on Cora (10556) 1.22x and 1.03x (H100,
 #   bench/results/h100_20261206, h100_20261206b), hence FOLD_CUDA_INFERENCE_MIN_ENTRIES: from
 #   PubMed's size up the fold is faster or level on the whole, and it holds no q, k or v.
+# TESSERA_TRANSFORMER_FOLD_MEMO=0 recomputes the folded operators on every call (_folded_operators).
+_FOLD_MEMO = os.environ.get("TESSERA_TRANSFORMER_FOLD_MEMO", "1") != "0"
 FOLD_CPU_EQUAL_MIN_ENTRIES = 2 ** 18
 FOLD_CUDA_MIN_ENTRIES = 2 ** 20
 FOLD_CUDA_INFERENCE_MIN_ENTRIES = 2 ** 16
@@ -78,6 +80,7 @@ class TransformerConv(torch.nn.Module):
         self.dropout = dropout
         self.edge_dim = edge_dim
         self._graph_cache = GraphCache()
+        self._folded_memo = None  # _folded_operators' kept (parameters, key, m, c), without autograd
         self.lin_key = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
         self.lin_query = _pyg_linear(in_dst, heads * out_channels, True, glorot=False)
         self.lin_value = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
@@ -199,17 +202,8 @@ class TransformerConv(torch.nn.Module):
         head; the products are [N, K_dst] x [K_dst, H K] and H [N, K] x [K, C], against [N, K] x
         [K, H C] three times. Rounding differs from the unfolded form's at fp32 level."""
         H, C = self.heads, self.out_channels
-        k_src = x_src.size(-1)
-        w_k = self.lin_key.weight.view(H, C, k_src)
-        w_q = self.lin_query.weight.view(H, C, x_dst.size(-1))
-        # The folded operators in fp32 at least, rounded once to the inputs' dtype.
-        wide = torch.promote_types(x_dst.dtype, torch.float32)
-        w_kt = w_k.transpose(1, 2).to(wide)
-        m = torch.bmm(w_kt, w_q.to(wide)).to(x_dst.dtype).view(H * k_src, -1)   # [H K, K_dst]
-        b_q, b_k, b_v = self.lin_query.bias, self.lin_key.bias, self.lin_value.bias
-        c = None
-        if b_q is not None:
-            c = torch.bmm(w_kt, b_q.view(H, C, 1).to(wide)).view(H * k_src).to(x_dst.dtype)
+        m, c = self._folded_operators(x_dst.dtype, x_src.size(-1), x_dst.size(-1))
+        b_k, b_v = self.lin_key.bias, self.lin_value.bias
         if b_v is not None and b_k is not None and b_k.requires_grad and torch.is_grad_enabled():
             b_v = b_v + 0 * b_k  # b_k's exact zero gradient, so that an optimizer sees it as PyG's
         query = products(x_dst, [m], [c])[0]  # [N_dst, H K]: head h's query in columns h K ..
@@ -226,6 +220,38 @@ class TransformerConv(torch.nn.Module):
         if mask is not None:
             out = out.addmm_(mask.to(out.dtype), b_v.view(1, -1))
         return out, alpha
+
+    def _folded_operators(self, dtype: torch.dtype, k_src: int, k_dst: int):
+        """_folded_attention's query operators: m = the heads' W_k,h^T W_q,h stacked, [H K, K_dst],
+        and c = the heads' W_k,h^T b_q,h stacked, [H K] (None without a query bias), computed in fp32
+        at least and rounded once to dtype. Without autograd they are a function of three parameters
+        only, so they are kept for the next such call: the kept pair serves while the parameters are
+        the same tensor objects (held by the memo, so never freed and replaced at the same address)
+        at the same version counters (an optimizer step, load_state_dict and torch.nn.init bump them;
+        .to() makes new ones). On PubMed the folded forward is host-bound, and these are two bmm
+        launches and about ten tensor ops of it. A write through `.data` bypasses the version
+        counter, as it bypasses autograd: after one, call a forward with autograd on (or
+        TESSERA_TRANSFORMER_FOLD_MEMO=0 turns the memo off)."""
+        params = (self.lin_key.weight, self.lin_query.weight, self.lin_query.bias)
+        keep = _FOLD_MEMO and not torch.is_grad_enabled()
+        key = (dtype, k_src, k_dst) + tuple(None if t is None else t._version for t in params)
+        memo = getattr(self, "_folded_memo", None)  # absent on modules pickled before the memo
+        if keep and memo is not None and memo[1] == key and all(a is b for a, b in zip(memo[0], params)):
+            return memo[2], memo[3]
+        self._folded_memo = None
+        H, C = self.heads, self.out_channels
+        w_k = self.lin_key.weight.view(H, C, k_src)
+        w_q = self.lin_query.weight.view(H, C, k_dst)
+        wide = torch.promote_types(dtype, torch.float32)
+        w_kt = w_k.transpose(1, 2).to(wide)
+        m = torch.bmm(w_kt, w_q.to(wide)).to(dtype).view(H * k_src, -1)
+        b_q = self.lin_query.bias
+        c = None
+        if b_q is not None:
+            c = torch.bmm(w_kt, b_q.view(H, C, 1).to(wide)).view(H * k_src).to(dtype)
+        if keep:
+            self._folded_memo = (params, key, m, c)
+        return m, c
 
     def _finish(self, out: Tensor, x, attention, x_r: Optional[Tensor] = None, skip_added: bool = False):
         """The mean over heads (not concat), the root weight (lin_skip(x_dst), beta-gated or added
