@@ -190,11 +190,10 @@ void launch(const ops::LinearArgs& a, cudaStream_t s, const float* w_split, int 
   // Whole groups of n_tiles CTAs, at most one CTA a multiprocessor, none without a tile.
   const int64_t groups = std::min<int64_t>(cuda_multiprocessors(a.Y.device.index) / p.n_tiles, (m_tiles + WGS - 1) / WGS);
   const CUtensorMap x_map = x_boxes(p, kRows);
-  // The residual's prefetch (prefetch_residual_row) runs with TESSERA_LINEAR_PREFETCH_R=1 only, until
-  // an A/B run on a GPU has measured it (bench/results/h100_20261206e: no machine came to time it).
+  // TESSERA_LINEAR_PREFETCH_R=0 leaves the residual's prefetch out (prefetch_residual_row), for A/B runs.
   static const bool prefetch_r = [] {
     const char* e = std::getenv("TESSERA_LINEAR_PREFETCH_R");
-    return e && std::string(e) == "1";
+    return !(e && std::string(e) == "0");
   }();
   kernel<<<unsigned(groups * p.n_tiles), 128 * WGS, smem_bytes(kp), s>>>(p, x_map, w_split, kp, int(m_tiles),
                                                                           prefetch_r);
