@@ -91,7 +91,7 @@ std::vector<std::pair<std::string, Csr<I>>> graph_cases(uint64_t s) {
   return out;
 }
 
-const std::vector<int64_t> kAllWidths = {1, 3, 5, 17, 33, 64, 100, 130, 260};  // 260: fp32 feature tiles 128 + 128 + 4
+const std::vector<int64_t> kAllWidths = {1, 3, 5, 17, 33, 64, 100, 130};
 const std::vector<DType> kAllDtypes = {DType::f32, DType::f64, DType::f16, DType::bf16};
 // Under the sanitizer (small_run) a subset that still has a scalar, a narrow and a multi-tile width.
 std::vector<int64_t> widths() { return small_run() ? std::vector<int64_t>{5, 64, 130} : kAllWidths; }
@@ -239,7 +239,7 @@ TEST(SpmmConformance, RegistryListsTheBackends) {
   EXPECT_NE(std::find(names.begin(), names.end(), "reference"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "cpu.rows"), names.end());
 #ifdef TESSERA_WITH_CUDA
-  for (const char* n : {"cuda.cusparse", "cuda.csr.warp_row", "cuda.csr.feature_tiles", "cuda.csr.feature_parallel"})
+  for (const char* n : {"cuda.cusparse", "cuda.csr.warp_row", "cuda.csr.feature_parallel"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 #endif
 }

@@ -141,21 +141,19 @@ std::shared_ptr<LongRowPlan> long_row_plan(const CsrView<I>& g, const Exec& exec
 // that left the row pass fewer registers than csr_rows_kernel has alone it spilled, and the row
 // pass got slower than the launch it saved (fp32 at four vectors per lane: 64 registers against
 // 76, Cora width 512 5% slower on the H200, h200_20261202f). Read once from the compiled kernels.
-template <class T, class I, int V, int NV, int G, int ILP>
+template <class T, class I, int V, int NV, int G>
 bool one_launch_keeps_registers() {
   static const bool keeps = [] {
     cudaFuncAttributes rows{}, both{};
-    TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&rows, kernels::csr_rows_kernel<T, I, V, NV, G, false, ILP>));
-    TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&both, kernels::csr_block_rows_kernel<T, I, V, NV, G, ILP>));
+    TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&rows, kernels::csr_rows_kernel<T, I, V, NV, G, false>));
+    TESSERA_CUDA_CHECK(cudaFuncGetAttributes(&both, kernels::csr_block_rows_kernel<T, I, V, NV, G>));
     return both.numRegs >= rows.numRegs;
   }();
   return keeps;
 }
 
-// f_tiles > 1 (feature_tiles): the row pass gives each of a row's f_tiles feature tiles its own
-// group; ILP: source rows in flight per lane (kernels::kIlp by default).
-template <class T, class I, int V, int NV, int G, int ILP = kernels::kIlp>
-void launch(const SpmmArgs<I>& a, const Exec& exec, int64_t f_tiles = 1) {
+template <class T, class I, int V, int NV, int G>
+void launch(const SpmmArgs<I>& a, const Exec& exec) {
   using W = kernels::Acc<T>;
   const auto plan = long_row_plan(a.A, exec);
   const bool split = plan && (plan->n_block > 0 || plan->n_long > 0);
@@ -163,21 +161,19 @@ void launch(const SpmmArgs<I>& a, const Exec& exec, int64_t f_tiles = 1) {
                               static_cast<const T*>(a.X.data), a.X.ld, static_cast<T*>(a.Y.data), a.Y.ld,
                               split ? plan->long_row : INT64_MAX, nullptr, 0, nullptr,
                               static_cast<const W*>(a.bias)};
-  p.f_tiles = f_tiles;
   const cudaStream_t s = cuda_stream(exec.stream);
-  const int64_t blocks = (a.A.rows * f_tiles * G + kBlock - 1) / kBlock;
+  const int64_t blocks = (a.A.rows * G + kBlock - 1) / kBlock;
   const int64_t n_block = split ? plan->n_block : 0;  // medium rows, ahead of the row pass
   TESSERA_CHECK(blocks + n_block <= INT32_MAX, "spmm (cuda): too many rows (", a.A.rows, ")");
   if (blocks == 0) return;
-  if (n_block && one_launch_keeps_registers<T, I, V, NV, G, ILP>()) {
-    kernels::csr_block_rows_kernel<T, I, V, NV, G, ILP>
-        <<<unsigned(n_block + blocks), kBlock, 0, s>>>(p, plan->block_rows(), n_block);
+  if (n_block && one_launch_keeps_registers<T, I, V, NV, G>()) {
+    kernels::csr_block_rows_kernel<T, I, V, NV, G><<<unsigned(n_block + blocks), kBlock, 0, s>>>(p, plan->block_rows(),
+                                                                                                n_block);
   } else {
-    kernels::csr_rows_kernel<T, I, V, NV, G, false, ILP><<<unsigned(blocks), kBlock, 0, s>>>(p);
+    kernels::csr_rows_kernel<T, I, V, NV, G, false><<<unsigned(blocks), kBlock, 0, s>>>(p);
     TESSERA_CUDA_LAUNCH_CHECK();
     if (n_block)
-      kernels::csr_block_rows_kernel<T, I, V, NV, G, ILP>
-          <<<unsigned(n_block), kBlock, 0, s>>>(p, plan->block_rows(), n_block);
+      kernels::csr_block_rows_kernel<T, I, V, NV, G><<<unsigned(n_block), kBlock, 0, s>>>(p, plan->block_rows(), n_block);
   }
   TESSERA_CUDA_LAUNCH_CHECK();
   if (!split || !plan->n_long) return;
@@ -220,22 +216,6 @@ void warp_row_typed(const SpmmArgs<I>& a, const Exec& exec) {
   if (g == 8) return launch_nv<T, I, V, 8>(a, exec, vectors);
   if (g == 16) return launch_nv<T, I, V, 16>(a, exec, vectors);
   return launch_nv<T, I, V, 32>(a, exec, vectors);
-}
-
-// Rows of 16-byte vectors split into tiles of one vector per lane of a warp (128 fp32 features), a
-// group per (row, tile), eight source rows in flight per lane. For graphs whose row pass is a few
-// waves of short rows (Cora, PubMed): there a warp_row group walks its row's entries in rounds of
-// kIlp = 4 dependent gathers, and the SpMM's time is those rounds' latency, not its bytes (PubMed at
-// width 256: 35.7 us against a 13.9 us floor, H100, bench/results/h100_20261205). Here a row of up to
-// eight entries is one round, and twice the groups are in flight; the registers are warp_row's
-// (8 x 1 vectors a lane instead of 4 x 2).
-template <class T, class I>
-void feature_tiles_typed(const SpmmArgs<I>& a, const Exec& exec) {
-  constexpr int V = kernels::kVec16<T>;
-  TESSERA_CHECK(vector_path_eligible(a.X, a.Y, 16), "spmm: cuda.csr.feature_tiles needs X and Y rows on 16-byte "
-                "boundaries (X.ld ", a.X.ld, ", Y.ld ", a.Y.ld, ")");
-  const int64_t tile = int64_t(32) * V;
-  return launch<T, I, V, 1, 32, 8>(a, exec, (a.X.cols + tile - 1) / tile);
 }
 
 template <class T, class I>
@@ -284,10 +264,6 @@ void spmm_warp_row(const SpmmArgs<I>& a, const Exec& exec) {
   dispatch_device_type(a.X.dtype, [&](auto t) { warp_row_typed<decltype(t), I>(a, exec); });
 }
 template <class I>
-void spmm_feature_tiles(const SpmmArgs<I>& a, const Exec& exec) {
-  dispatch_device_type(a.X.dtype, [&](auto t) { feature_tiles_typed<decltype(t), I>(a, exec); });
-}
-template <class I>
 void spmm_feature_parallel(const SpmmArgs<I>& a, const Exec& exec) {
   dispatch_device_type(a.X.dtype, [&](auto t) { feature_parallel_typed<decltype(t), I>(a, exec); });
 }
@@ -318,8 +294,6 @@ int64_t max_row_length(const CsrView<I>& g, const Exec& exec) {
 
 template void spmm_warp_row<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
 template void spmm_warp_row<int64_t>(const SpmmArgs<int64_t>&, const Exec&);
-template void spmm_feature_tiles<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
-template void spmm_feature_tiles<int64_t>(const SpmmArgs<int64_t>&, const Exec&);
 template void spmm_feature_parallel<int32_t>(const SpmmArgs<int32_t>&, const Exec&);
 template void spmm_feature_parallel<int64_t>(const SpmmArgs<int64_t>&, const Exec&);
 template void sddmm<int32_t>(const SddmmArgs<int32_t>&, const Exec&);

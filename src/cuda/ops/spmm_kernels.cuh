@@ -100,7 +100,6 @@ struct RowsParams {
   int64_t n_chunks;
   Acc<T>* __restrict__ partial;
   const Acc<T>* __restrict__ bias = nullptr;  // F values added to every row at its one write of Y
-  int64_t f_tiles = 1;  // row pass: a row's feature tiles go to f_tiles groups (cuda.csr.feature_tiles)
 };
 
 // The accumulator's starting value: bias[f .. f + V) (the fused `+ b` of a layer), or 0. Loaded
@@ -124,7 +123,7 @@ constexpr int kIlp = 4;
 // each lane keeps kIlp gathers in flight instead of one. Without this a row of d edges costs d
 // dependent memory latencies, which made rows of a few hundred edges the critical path of small
 // and power-law graphs. Accumulation order stays edge order within the group.
-template <class T, class I, int V, int NV, int G, int ILP = kIlp>
+template <class T, class I, int V, int NV, int G>
 __device__ __forceinline__ void accumulate_edges(const RowsParams<T, I>& p, int64_t e_first, int64_t end,
                                                  int64_t stride, int64_t f0, int lane, unsigned mask,
                                                  Acc<T> (&acc)[NV][V]) {
@@ -140,11 +139,11 @@ __device__ __forceinline__ void accumulate_edges(const RowsParams<T, I>& p, int6
     }
     const int n = int(min(int64_t(G), end - e0));
     int j = 0;
-    for (; j + ILP <= n; j += ILP) {
-      I cj[ILP];
-      W wj[ILP];
+    for (; j + kIlp <= n; j += kIlp) {
+      I cj[kIlp];
+      W wj[kIlp];
 #pragma unroll
-      for (int u = 0; u < ILP; ++u) {
+      for (int u = 0; u < kIlp; ++u) {
         cj[u] = __shfl_sync(mask, c, j + u, G);
         wj[u] = __shfl_sync(mask, w, j + u, G);
       }
@@ -152,11 +151,11 @@ __device__ __forceinline__ void accumulate_edges(const RowsParams<T, I>& p, int6
       for (int v = 0; v < NV; ++v) {
         const int64_t f = (int64_t(v) * G + lane) * V;
         if (f0 + f < F) {
-          W x[ILP][V];
+          W x[kIlp][V];
 #pragma unroll
-          for (int u = 0; u < ILP; ++u) load_vec<T, V>(p.X + int64_t(cj[u]) * p.ldx + f0 + f, x[u]);
+          for (int u = 0; u < kIlp; ++u) load_vec<T, V>(p.X + int64_t(cj[u]) * p.ldx + f0 + f, x[u]);
 #pragma unroll
-          for (int u = 0; u < ILP; ++u)
+          for (int u = 0; u < kIlp; ++u)
 #pragma unroll
             for (int t = 0; t < V; ++t) acc[v][t] += wj[u] * x[u][t];
         }
@@ -180,38 +179,34 @@ __device__ __forceinline__ void accumulate_edges(const RowsParams<T, I>& p, int6
   }
 }
 
-// Item `gid` of the row pass (row gid, skipped when longer than long_row; with f_tiles > 1 feature
-// tile gid % f_tiles of row gid / f_tiles) or of the chunk pass (chunk gid of a long row), reduced
-// by one group of G lanes.
-template <class T, class I, int V, int NV, int G, bool kChunks, int ILP = kIlp>
+// Item `gid` of the row pass (row gid, skipped when longer than long_row) or of the chunk pass
+// (chunk gid of a long row), reduced by one group of G lanes.
+template <class T, class I, int V, int NV, int G, bool kChunks>
 __device__ __forceinline__ void rows_item(const RowsParams<T, I>& p, int64_t gid) {
   using W = Acc<T>;
-  constexpr int64_t kTile = int64_t(G) * V * NV;
-  int64_t beg, end, out, f_begin = 0, f_end = p.F;
+  int64_t beg, end, out;
   if constexpr (kChunks) {
     if (gid >= p.n_chunks) return;  // the whole group leaves together: G divides the block
     out = p.chunks[3 * gid], beg = p.chunks[3 * gid + 1], end = p.chunks[3 * gid + 2];
   } else {
-    if (gid >= p.rows * p.f_tiles) return;
-    out = gid / p.f_tiles;
-    f_begin = gid % p.f_tiles * kTile;
-    if (p.f_tiles > 1) f_end = min(p.F, f_begin + kTile);
-    beg = int64_t(p.rowptr[out]), end = int64_t(p.rowptr[out + 1]);
+    if (gid >= p.rows) return;
+    beg = int64_t(p.rowptr[gid]), end = int64_t(p.rowptr[gid + 1]), out = gid;
     if (end - beg > p.long_row) return;
   }
   const int lane = int(threadIdx.x % G);
   const unsigned mask = group_mask<G>();
   const int64_t F = p.F;
+  constexpr int64_t kTile = int64_t(G) * V * NV;
   // Chunks are partial sums of a row: its bias is added once, by finalize_long_rows_kernel.
   const Acc<T>* __restrict__ bias = kChunks ? nullptr : p.bias;
-  for (int64_t f0 = f_begin; f0 < f_end; f0 += kTile) {
+  for (int64_t f0 = 0; f0 < F; f0 += kTile) {
     W acc[NV][V];
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
       const int64_t f = f0 + (int64_t(v) * G + lane) * V;
       init_acc<T, V>(bias, f, f < F, acc[v]);
     }
-    accumulate_edges<T, I, V, NV, G, ILP>(p, beg, end, G, f0, lane, mask, acc);
+    accumulate_edges<T, I, V, NV, G>(p, beg, end, G, f0, lane, mask, acc);
 #pragma unroll
     for (int v = 0; v < NV; ++v) {
       const int64_t f = (int64_t(v) * G + lane) * V;
@@ -241,9 +236,9 @@ __device__ __forceinline__ void rows_item(const RowsParams<T, I>& p, int64_t gid
   }
 }
 
-template <class T, class I, int V, int NV, int G, bool kChunks, int ILP = kIlp>
+template <class T, class I, int V, int NV, int G, bool kChunks>
 __global__ void __launch_bounds__(256) csr_rows_kernel(RowsParams<T, I> p) {
-  rows_item<T, I, V, NV, G, kChunks, ILP>(p, (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G);
+  rows_item<T, I, V, NV, G, kChunks>(p, (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G);
 }
 
 // A row of medium length (a few hundred to a few thousand edges) by a whole 256-thread block.
@@ -286,11 +281,11 @@ __device__ __forceinline__ void block_row(const RowsParams<T, I>& p, int64_t row
 // graph the two passes were two launches of a few microseconds each, the second waiting for the
 // first although they write different rows; here the medium rows run under the short ones.
 // Launched with n_block blocks only, it is the medium rows alone.
-template <class T, class I, int V, int NV, int G, int ILP = kIlp>
+template <class T, class I, int V, int NV, int G>
 __global__ void __launch_bounds__(256) csr_block_rows_kernel(RowsParams<T, I> p, const int64_t* __restrict__ rows,
                                                              int64_t n_block) {
   if (int64_t(blockIdx.x) < n_block) return block_row<T, I, V, NV, G>(p, rows[blockIdx.x]);
-  rows_item<T, I, V, NV, G, false, ILP>(p, ((int64_t(blockIdx.x) - n_block) * blockDim.x + threadIdx.x) / G);
+  rows_item<T, I, V, NV, G, false>(p, ((int64_t(blockIdx.x) - n_block) * blockDim.x + threadIdx.x) / G);
 }
 
 // Y[long_rows[r], :] = partial[r, :] (+ bias), converted to T.

@@ -9,7 +9,6 @@
 #include <map>
 #include <mutex>
 
-#include "ops/spmm/alignment.hpp"
 #include "ops/spmm/variants.hpp"
 #include "tessera/tune/choose.hpp"
 
@@ -124,10 +123,6 @@ tune::Registry<SpmmArgs<I>> make_registry() {
   reg.add({"cuda.csr.warp_row", tune::Backend::cuda, nullptr,
            [](const A& a, const Exec& e) { cuda::spmm_warp_row(a, e); },
            "warp (sub-warp for narrow rows) per row, 16-byte feature loads"});
-  reg.add({"cuda.csr.feature_tiles", tune::Backend::cuda,
-           [](const A& a) { return vector_path_eligible(a.X, a.Y, 16); },
-           [](const A& a, const Exec& e) { cuda::spmm_feature_tiles(a, e); },
-           "warp per (row, 32-vector feature tile), 8 gathers in flight a lane: short rows of small graphs"});
   reg.add({"cuda.csr.feature_parallel", tune::Backend::cuda,
            [](const A& a) { return a.X.cols <= cuda::kFeatureParallelMaxWidth; },
            [](const A& a, const Exec& e) { cuda::spmm_feature_parallel(a, e); },

@@ -25,13 +25,10 @@ void cusparse_cache_clear();
 size_t cusparse_cache_size();
 void cusparse_cache_set_capacity(size_t entries);
 
-// Custom CSR kernels: a warp (or sub-warp for narrow rows) per row with 16-byte loads, the feature
-// tiles of the same, and the feature-parallel kernel for F <= 32 (threads over (row, feature), several rows per warp).
+// Custom CSR kernels: a warp (or sub-warp for narrow rows) per row with 16-byte loads, and the
+// feature-parallel kernel for F <= 32 (threads over (row, feature), several rows per warp).
 template <class I> void spmm_warp_row(const SpmmArgs<I>& a, const Exec& exec);
 template <class I> void spmm_feature_parallel(const SpmmArgs<I>& a, const Exec& exec);
-// A warp per (row, feature tile of one 16-byte vector a lane), eight gathers in flight a lane: the
-// short rows of small graphs, whose row pass is latency (X and Y rows on 16-byte boundaries).
-template <class I> void spmm_feature_tiles(const SpmmArgs<I>& a, const Exec& exec);
 constexpr int64_t kFeatureParallelMaxWidth = 32;
 
 template <class I> void sddmm(const SddmmArgs<I>& a, const Exec& exec);
