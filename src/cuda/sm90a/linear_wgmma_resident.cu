@@ -28,8 +28,6 @@
 // 2^20 x 128 -> 512 1303 us against 1707, the tensor pipe 83.5% busy at the loaded clock (1.64 GHz).
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 
 #include "cuda/ops/linear_launch.cuh"  // Params, split_tf32, smem_u32, the launch helpers
 #include "cuda/sm90a/linear_wgmma.cuh"     // BN, the weight's split, the epilogue
@@ -57,24 +55,10 @@ constexpr uint32_t kStepX = kRows * kBK * 4;    // bytes of one step of a warpgr
 constexpr int smem_bytes(int kp) { return 1024 + (kp / kBK) * int(kStepW + WGS * kStepX) + 8 * (1 + WGS) + 4 * BN; }
 static_assert(smem_bytes(kMaxK) <= 227 * 1024, "K = 128 must fit a multiprocessor");
 
-#ifdef TESSERA_HAVE_WGMMA_CODE
-// Row `row` of the residual's n-tile from col0 on, towards the L2 (whole 16-byte chunks, where the
-// row starts on one). Issued as a tile's products start, the epilogue's loads of R (store_tile: four
-// rounds of dependent loads each) then wait on the L2 instead of device memory: the skip projection
-// with the attention output as its residual took 1.11 ms against 0.63 without one (grid 2^20,
-// 128 -> 256, H100, bench/results/h100_20261206d), where its extra 1 GB of reads alone is ~0.35 ms.
-__device__ __forceinline__ void prefetch_residual_row(const Params& p, int64_t row, int col0) {
-  if (row >= p.m) return;
-  const float* src = p.r + row * p.ldr + col0;
-  const uint32_t bytes = uint32_t(min(BN, p.n - col0)) * 4u & ~15u;
-  if (bytes && reinterpret_cast<uintptr_t>(src) % 16 == 0) tessera::cuda::tma::prefetch_l2(src, bytes);
-}
-#endif
-
 template <bool RES>
 __global__ void __launch_bounds__(128 * WGS, 1)
     resident_kernel(const Params p, const __grid_constant__ CUtensorMap x_map, const float* __restrict__ w_split,
-                    int kp, int m_tiles, bool prefetch_r) {
+                    int kp, int m_tiles) {
 #ifdef TESSERA_HAVE_WGMMA_CODE
   using namespace tessera::cuda::wgmma;
   namespace tma = tessera::cuda::tma;
@@ -129,7 +113,6 @@ __global__ void __launch_bounds__(128 * WGS, 1)
     float acc[BN / 2];
 #pragma unroll
     for (int e = 0; e < BN / 2; ++e) acc[e] = 0.f;
-    if (RES && prefetch_r && mine && wtid < kRows) prefetch_residual_row(p, int64_t(mt) * kRows + wtid, nt * BN);
     named_sync(1 + wg, 256);
     if (mine) {
       tma::barrier_wait(x_bar, uint32_t(i & 1));
@@ -190,13 +173,7 @@ void launch(const ops::LinearArgs& a, cudaStream_t s, const float* w_split, int 
   // Whole groups of n_tiles CTAs, at most one CTA a multiprocessor, none without a tile.
   const int64_t groups = std::min<int64_t>(cuda_multiprocessors(a.Y.device.index) / p.n_tiles, (m_tiles + WGS - 1) / WGS);
   const CUtensorMap x_map = x_boxes(p, kRows);
-  // TESSERA_LINEAR_PREFETCH_R=0 leaves the residual's prefetch out (prefetch_residual_row), for A/B runs.
-  static const bool prefetch_r = [] {
-    const char* e = std::getenv("TESSERA_LINEAR_PREFETCH_R");
-    return !(e && std::string(e) == "0");
-  }();
-  kernel<<<unsigned(groups * p.n_tiles), 128 * WGS, smem_bytes(kp), s>>>(p, x_map, w_split, kp, int(m_tiles),
-                                                                          prefetch_r);
+  kernel<<<unsigned(groups * p.n_tiles), 128 * WGS, smem_bytes(kp), s>>>(p, x_map, w_split, kp, int(m_tiles));
   TESSERA_CUDA_LAUNCH_CHECK();
 }
 

@@ -60,12 +60,6 @@ __device__ __forceinline__ void load_bytes(uint32_t dst, const void* src, uint32
                "l"(src), "r"(bytes), "r"(bar)
                : "memory");
 }
-
-// Asks for `bytes` contiguous bytes (a multiple of 16, 16-byte aligned) to be brought into the L2,
-// with nothing to wait for: a later load of them then waits on the L2, not on device memory.
-__device__ __forceinline__ void prefetch_l2(const void* src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
-}
 #endif
 
 }  // namespace tessera::cuda::tma
