@@ -1,3 +1,5 @@
+# session 2026-12-06 (fourteenth) call D, on the machine call C left warm: the planned call less C's runs:
+# (C: the conformance and memcheck of cuda.csr.feature_tiles, spmm_limits_bench; see c_lean.sh)
 # the SpMM floor's own bytes streamed on this card (spmm_limits_bench) and the GCN layer's SpMM shares
 # in the same call (gcn_bench, width 256), then with cuda.csr.feature_tiles forced on the short-row
 # graphs; the residual's L2 prefetch in the resident projection (A/B on the grid 4x64 Transformer
