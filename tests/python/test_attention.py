@@ -132,7 +132,8 @@ def test_transformer_folded_operators_kept_without_autograd_until_a_parameter_ch
     """Without autograd the folded form keeps its query operators (TransformerConv._folded_operators)
     for the next call, and makes them again after anything that changes lin_key.weight,
     lin_query.weight or lin_query.bias: an optimizer step, load_state_dict, an in-place init, a new
-    Parameter, another dtype; with autograd on it never uses them. Every output is PyG's semantics."""
+    Parameter, a swapped .data (as Module.to() does), another dtype; with autograd on it never uses
+    them. Every output is PyG's semantics."""
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", "1")
     monkeypatch.setattr(transformer, "_FOLD_MEMO", True)
@@ -167,6 +168,9 @@ def test_transformer_folded_operators_kept_without_autograd_until_a_parameter_ch
         while fresh._version < mod.lin_key.weight._version:  # the same version: only its identity differs
             fresh.add_(0)
     mod.lin_key.weight = fresh
+    infer(True)
+    infer(False)
+    mod.lin_query.weight.data = torch.randn_like(mod.lin_query.weight)  # as Module.to() does: same object and version
     infer(True)
     infer(False)
     mod.lin_value.weight.data.mul_(2)  # not an operand of the kept pair: still kept, output follows

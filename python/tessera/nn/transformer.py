@@ -80,7 +80,7 @@ class TransformerConv(torch.nn.Module):
         self.dropout = dropout
         self.edge_dim = edge_dim
         self._graph_cache = GraphCache()
-        self._folded_memo = None  # _folded_operators' kept (parameters, key, m, c), without autograd
+        self._folded_memo = None  # _folded_operators' kept (parameters, key, m, c, storages) without autograd
         self.lin_key = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
         self.lin_query = _pyg_linear(in_dst, heads * out_channels, True, glorot=False)
         self.lin_value = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
@@ -225,18 +225,19 @@ class TransformerConv(torch.nn.Module):
         """_folded_attention's query operators: m = the heads' W_k,h^T W_q,h stacked, [H K, K_dst],
         and c = the heads' W_k,h^T b_q,h stacked, [H K] (None without a query bias), computed in fp32
         at least and rounded once to dtype. Without autograd they are a function of three parameters
-        only, so they are kept for the next such call: the kept pair serves while the parameters are
-        the same tensor objects (held by the memo, so never freed and replaced at the same address)
-        at the same version counters (an optimizer step, load_state_dict and torch.nn.init bump them;
-        .to() makes new ones). On PubMed the folded forward is host-bound, and these are two bmm
-        launches and about ten tensor ops of it. A write through `.data` bypasses the version
-        counter, as it bypasses autograd: after one, call a forward with autograd on (or
-        TESSERA_TRANSFORMER_FOLD_MEMO=0 turns the memo off)."""
+        only, so they are kept for the next such call. The kept pair serves while each parameter is
+        the same tensor object, at the same version counter (an optimizer step, load_state_dict and
+        torch.nn.init bump it), over the same storage (Module.to() and `param.data = t` swap it; the
+        memo holds the old storage, so no new one can take its address). On PubMed the folded forward
+        is host-bound, and these are two bmm launches and about ten tensor ops of it. An in-place
+        write through `.data` bypasses the version counter, as it bypasses autograd: after one, run a
+        forward with autograd on, or set TESSERA_TRANSFORMER_FOLD_MEMO=0 (no memo)."""
         params = (self.lin_key.weight, self.lin_query.weight, self.lin_query.bias)
         keep = _FOLD_MEMO and not torch.is_grad_enabled()
         key = (dtype, k_src, k_dst) + tuple(None if t is None else t._version for t in params)
         memo = getattr(self, "_folded_memo", None)  # absent on modules pickled before the memo
-        if keep and memo is not None and memo[1] == key and all(a is b for a, b in zip(memo[0], params)):
+        if (keep and memo is not None and memo[1] == key and all(a is b for a, b in zip(memo[0], params))
+                and all(t is None or t.data_ptr() == s.data_ptr() for t, s in zip(params, memo[4]))):
             return memo[2], memo[3]
         self._folded_memo = None
         H, C = self.heads, self.out_channels
@@ -249,8 +250,8 @@ class TransformerConv(torch.nn.Module):
         c = None
         if b_q is not None:
             c = torch.bmm(w_kt, b_q.view(H, C, 1).to(wide)).view(H * k_src).to(dtype)
-        if keep:
-            self._folded_memo = (params, key, m, c)
+        if keep:  # detach(): the same storage, held (data_ptr compared above)
+            self._folded_memo = (params, key, m, c, tuple(None if t is None else t.detach() for t in params))
         return m, c
 
     def _finish(self, out: Tensor, x, attention, x_r: Optional[Tensor] = None, skip_added: bool = False):
