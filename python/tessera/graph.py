@@ -13,6 +13,8 @@ from typing import Optional
 import torch
 from torch import Tensor
 
+from ._memo import TensorMemo, tensor_signature
+
 _ops = torch.ops.tessera
 
 
@@ -57,7 +59,7 @@ class Graph:
         self.cols = self.rows if num_cols is None else int(num_cols)
         self.id = int(_ops.new_graph_id())
         self._transpose = None
-        self._t_values = None  # (values tensor, its version, values[perm])
+        self._t_values = TensorMemo()  # values[perm] while the values are unchanged
         self._normalized = {}
         self._nonempty = None  # memo of nonempty_rows()
 
@@ -135,11 +137,11 @@ class Graph:
         if self.values is None:
             return None
         perm = self.transpose()[2]
-        memo = self._t_values
-        if memo is None or memo[0] is not self.values or memo[1] != self.values._version:
+
+        def make():
             with torch.no_grad():
-                memo = self._t_values = (self.values, self.values._version, self.values.index_select(0, perm))
-        return memo[2]
+                return self.values.index_select(0, perm)
+        return self._t_values.get((self.values,), make)
 
     def gcn_normalized(self, self_loops: str = "remaining", fill: float = 1.0,
                        dtype: torch.dtype = torch.float32, memo: bool = True) -> "Graph":
@@ -218,8 +220,8 @@ def check_graph_size(layer: str, g: Graph, num_dst: int, num_src: int) -> Graph:
 
 class GraphCache:
     """A layer's graph built from its last edge_index (and its transpose, which tessera.Graph keeps
-    once built), reused while the very same tensor comes back unmodified (same _version) with the same
-    sizes, or the very same tessera.Graph (same id, its identity, as its own memos use) or
+    once built), reused while the very same tensor comes back unmodified (same version counter and
+    storage, _memo.tensor_signature) with the same sizes, or the very same tessera.Graph (same id, its identity, as its own memos use) or
     torch_sparse.SparseTensor (immutable: identity alone; the layers read its structure, never
     its values). PyG rebuilds these every call; a training loop passes the same edge_index every
     step. Holding the input keeps its storage alive, so identity cannot be confused with a new one."""
@@ -234,9 +236,8 @@ class GraphCache:
         elif not isinstance(edge_index, Tensor):
             version = 0
         else:
-            try:
-                version = edge_index._version
-            except RuntimeError:  # inference-mode tensors carry no version counter: never cache
+            version = tensor_signature((edge_index,))
+            if version is None:  # inference-mode tensors carry no version counter: never cache
                 return build()
         key = self._key
         if key is not None and key[0] is edge_index and key[1] == version and key[2] == sizes:

@@ -165,9 +165,16 @@ def test_transformer_folded_operators_kept_without_autograd_until_a_parameter_ch
     infer(True)
     fresh = torch.nn.Parameter(torch.randn_like(mod.lin_key.weight))
     with torch.no_grad():
-        while fresh._version < mod.lin_key.weight._version:  # the same version: only its identity differs
+        while fresh._version < mod.lin_key.weight._version:  # the same version: only its storage differs
             fresh.add_(0)
     mod.lin_key.weight = fresh
+    infer(True)
+    old = mod.lin_key.weight
+    same_storage = torch.nn.Parameter(old.data)  # its own version counter, from 0
+    with torch.no_grad():
+        while same_storage._version < old._version:  # new values, same version: only the object differs
+            same_storage.mul_(1.5)
+    mod.lin_key.weight = same_storage
     infer(True)
     infer(False)
     mod.lin_query.weight.data = torch.randn_like(mod.lin_query.weight)  # as Module.to() does: same object and version
@@ -183,6 +190,14 @@ def test_transformer_folded_operators_kept_without_autograd_until_a_parameter_ch
     mod.double()
     infer(True)
     infer(True)
+    monkeypatch.setattr(transformer, "_FOLD_MEMO", True)
+    with torch.inference_mode():  # parameters made here have no version counter: never kept
+        made_here = TransformerConv(10, 12, heads=2).double()
+        for _ in range(2):
+            made.clear()
+            out = made_here(x, ei)
+            assert made
+            torch.testing.assert_close(out, ref.transformer_conv(made_here, x, ei)[0], rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the CUDA fold rule runs on the GPU machine")

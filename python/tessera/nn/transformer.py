@@ -33,6 +33,7 @@ from typing import Optional, Tuple, Union
 import torch
 from torch import Tensor
 
+from .._memo import TensorMemo
 from ..graph import Graph, GraphCache, is_sparse_adjacency
 from ._linear import add_to_fresh, heads_product, linear, linear_add, products, project
 from ._inputs import layer_inputs, node_feature_pair
@@ -80,7 +81,7 @@ class TransformerConv(torch.nn.Module):
         self.dropout = dropout
         self.edge_dim = edge_dim
         self._graph_cache = GraphCache()
-        self._folded_memo = None  # _folded_operators' kept (parameters, key, m, c, storages) without autograd
+        self._folded_memo = TensorMemo()  # _folded_operators' (m, c), without autograd
         self.lin_key = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
         self.lin_query = _pyg_linear(in_dst, heads * out_channels, True, glorot=False)
         self.lin_value = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
@@ -225,34 +226,24 @@ class TransformerConv(torch.nn.Module):
         """_folded_attention's query operators: m = the heads' W_k,h^T W_q,h stacked, [H K, K_dst],
         and c = the heads' W_k,h^T b_q,h stacked, [H K] (None without a query bias), computed in fp32
         at least and rounded once to dtype. Without autograd they are a function of three parameters
-        only, so they are kept for the next such call. The kept pair serves while each parameter is
-        the same tensor object, at the same version counter (an optimizer step, load_state_dict and
-        torch.nn.init bump it), over the same storage (Module.to() and `param.data = t` swap it; the
-        memo holds the old storage, so no new one can take its address). On PubMed the folded forward
-        is host-bound, and these are two bmm launches and about ten tensor ops of it. An in-place
-        write through `.data` bypasses the version counter, as it bypasses autograd: after one, run a
-        forward with autograd on, or set TESSERA_TRANSFORMER_FOLD_MEMO=0 (no memo)."""
-        params = (self.lin_key.weight, self.lin_query.weight, self.lin_query.bias)
-        keep = _FOLD_MEMO and not torch.is_grad_enabled()
-        key = (dtype, k_src, k_dst) + tuple(None if t is None else t._version for t in params)
+        only, so they are kept for the next such call while those are unchanged (tessera._memo:
+        an optimizer step, load_state_dict, torch.nn.init, Module.to() or a new Parameter makes them
+        again). On PubMed the folded forward is host-bound, and these are two bmm launches and about
+        ten tensor ops of it. TESSERA_TRANSFORMER_FOLD_MEMO=0 makes them on every call."""
+        def make():
+            H, C = self.heads, self.out_channels
+            wide = torch.promote_types(dtype, torch.float32)
+            w_kt = self.lin_key.weight.view(H, C, k_src).transpose(1, 2).to(wide)
+            m = torch.bmm(w_kt, self.lin_query.weight.view(H, C, k_dst).to(wide)).to(dtype).view(H * k_src, -1)
+            b_q = self.lin_query.bias
+            c = None if b_q is None else torch.bmm(w_kt, b_q.view(H, C, 1).to(wide)).view(H * k_src).to(dtype)
+            return m, c
+
         memo = getattr(self, "_folded_memo", None)  # absent on modules pickled before the memo
-        if (keep and memo is not None and memo[1] == key and all(a is b for a, b in zip(memo[0], params))
-                and all(t is None or t.data_ptr() == s.data_ptr() for t, s in zip(params, memo[4]))):
-            return memo[2], memo[3]
-        self._folded_memo = None
-        H, C = self.heads, self.out_channels
-        w_k = self.lin_key.weight.view(H, C, k_src)
-        w_q = self.lin_query.weight.view(H, C, k_dst)
-        wide = torch.promote_types(dtype, torch.float32)
-        w_kt = w_k.transpose(1, 2).to(wide)
-        m = torch.bmm(w_kt, w_q.to(wide)).to(dtype).view(H * k_src, -1)
-        b_q = self.lin_query.bias
-        c = None
-        if b_q is not None:
-            c = torch.bmm(w_kt, b_q.view(H, C, 1).to(wide)).view(H * k_src).to(dtype)
-        if keep:  # detach(): the same storage, held (data_ptr compared above)
-            self._folded_memo = (params, key, m, c, tuple(None if t is None else t.detach() for t in params))
-        return m, c
+        if not _FOLD_MEMO or torch.is_grad_enabled() or memo is None:
+            return make()
+        params = (self.lin_key.weight, self.lin_query.weight, self.lin_query.bias)
+        return memo.get(params, make, extra=(dtype, k_src, k_dst))
 
     def _finish(self, out: Tensor, x, attention, x_r: Optional[Tensor] = None, skip_added: bool = False):
         """The mean over heads (not concat), the root weight (lin_skip(x_dst), beta-gated or added
