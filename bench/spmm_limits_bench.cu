@@ -62,7 +62,9 @@ namespace {
 
 __global__ void empty_kernel() {}
 
-// Every thread reads float4s of buf, `passes` times over: with buf inside the L2, the L2's read rate.
+// Every thread reads float4s of buf, `passes` times over: with buf inside the L2, the L2's read rate;
+// one pass over a buffer four times the L2 is the evictor (reads leave clean lines, so the next
+// kernel pays no write-back, as bench_common.L2Evictor).
 __global__ void l2_read_kernel(const float4* __restrict__ buf, int64_t n4, int passes, float* out) {
   float acc = 0.f;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
@@ -112,17 +114,6 @@ __global__ void floor_stream_kernel(const float4* __restrict__ X, float4* __rest
   if (acc == 0x9e3779b9u) sink[0] = acc;
 }
 
-// Reads buf once through the L2 (the evictor between timed calls; reads leave clean lines, so the
-// next kernel pays no write-back, as bench_common.L2Evictor).
-__global__ void evict_kernel(const float4* __restrict__ buf, int64_t n4, float* out) {
-  float acc = 0.f;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n4; i += int64_t(gridDim.x) * blockDim.x) {
-    const float4 v = __ldcg(buf + i);
-    acc += v.x + v.y + v.z + v.w;
-  }
-  if (acc == 12345.f) out[0] = acc;
-}
-
 // Microseconds per call of `body` (kernel launches on the stream it is given) with no host in the
 // way: `calls` calls captured into one CUDA graph, replayed 10 times, median (as bench_common.py's
 // graph_us_cuda).
@@ -143,6 +134,24 @@ double graph_us(const Exec& exec, int calls, const std::function<void(cudaStream
   TESSERA_CUDA_CHECK(cudaStreamDestroy(cs));
   return ms * 1e3 / calls;
 }
+
+// Empties the L2 between timed calls: one read of max(4 L2, 256 MiB); us is its own time per call in a
+// CUDA graph, subtracted from what it precedes.
+struct Evictor {
+  Scratch buf;
+  int sms;
+  double us = 0;
+  Evictor(const Exec& exec, int64_t l2_bytes, int sms_)
+      : buf(exec, size_t(std::max<int64_t>(4 * l2_bytes, int64_t(256) << 20))), sms(sms_) {
+    TESSERA_CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, buf.bytes(), cuda_stream(exec.stream)));
+    us = graph_us(exec, 20, [&](cudaStream_t cs) { (*this)(cs); });
+  }
+  void operator()(cudaStream_t cs) const {
+    l2_read_kernel<<<unsigned(4 * sms), 512, 0, cs>>>(buf.as<const float4>(), int64_t(buf.bytes() / 16), 1,
+                                                     buf.as<float>());
+    TESSERA_CUDA_LAUNCH_CHECK();
+  }
+};
 
 struct Rates {
   double copy_gbs = 0, l2_read_gbs = 0, empty_kernel_us = 0, chain_us = 0;
@@ -200,7 +209,7 @@ Rates measure_rates(const Exec& exec, int device) {
 
 // The floor's bytes streamed (floor_stream_kernel) for n rows of row_bytes and the CSR's csr_bytes:
 // microseconds per call warm (a small graph's X, Y and CSR still in the L2 from the call before) and
-// cold (each call after `evict`, whose own time evict_us is subtracted), each the best of four launch
+// cold (each call after `evict`, whose own time is subtracted), each the best of four launch
 // shapes: one thread per four items, and 4, 8 or 16 blocks of 256 threads per SM striding over them.
 struct Streamed {
   double warm_us = 0, cold_us = 0;
@@ -208,14 +217,13 @@ struct Streamed {
 };
 
 Streamed stream_floor(const Exec& exec, int sms, int64_t n, int64_t row_bytes, int64_t csr_bytes,
-                      const Scratch& evict, double evict_us) {
+                      const Evictor& evict) {
   const int64_t n4 = n * row_bytes / 16, csr4 = (csr_bytes + 15) / 16, total = n4 + csr4;
   Scratch x(exec, size_t(n4) * 16), y(exec, size_t(n4) * 16), csr(exec, size_t(csr4) * 16), sink(exec, 64);
   cudaStream_t s = cuda_stream(exec.stream);
   TESSERA_CUDA_CHECK(cudaMemsetAsync(x.get(), 0, size_t(n4) * 16, s));
   TESSERA_CUDA_CHECK(cudaMemsetAsync(csr.get(), 0, size_t(csr4) * 16, s));
   TESSERA_CUDA_CHECK(cudaStreamSynchronize(s));
-  const int64_t evict4 = int64_t(evict.bytes() / 16);
   Streamed best{1e30, 1e30, 0};
   for (int64_t blocks : {(total + 1023) / 1024, int64_t(4) * sms, int64_t(8) * sms, int64_t(16) * sms}) {
     blocks = std::clamp<int64_t>(blocks, 1, INT32_MAX);
@@ -226,10 +234,9 @@ Streamed stream_floor(const Exec& exec, int sms, int64_t n, int64_t row_bytes, i
     };
     const double warm = graph_us(exec, 20, stream);
     const double cold = graph_us(exec, 20, [&](cudaStream_t cs) {
-      evict_kernel<<<unsigned(4 * sms), 512, 0, cs>>>(evict.as<const float4>(), evict4, sink.as<float>());
-      TESSERA_CUDA_LAUNCH_CHECK();
+      evict(cs);
       stream(cs);
-    }) - evict_us;
+    }) - evict.us;
     best.warm_us = std::min(best.warm_us, warm);
     if (cold < best.cold_us) best.cold_us = cold, best.cold_blocks = blocks;
   }
@@ -304,22 +311,14 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop{};
     Rates r;
     Exec exec;
-    std::unique_ptr<Scratch> evict;  // the evictor's buffer: four L2s, at least 256 MiB
-    double evict_us = 0;
+    std::unique_ptr<Evictor> evict;
     if (gpu) {
       int device = 0;
       TESSERA_CUDA_CHECK(cudaGetDevice(&device));
       TESSERA_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
       exec.device = Device{DeviceKind::cuda, device};
       r = measure_rates(exec, device);
-      evict = std::make_unique<Scratch>(exec, size_t(std::max<int64_t>(int64_t(4) * prop.l2CacheSize, int64_t(256) << 20)));
-      TESSERA_CUDA_CHECK(cudaMemsetAsync(evict->get(), 0, evict->bytes(), cuda_stream(exec.stream)));
-      const int64_t evict4 = int64_t(evict->bytes() / 16);
-      evict_us = graph_us(exec, 20, [&](cudaStream_t cs) {
-        evict_kernel<<<unsigned(4 * prop.multiProcessorCount), 512, 0, cs>>>(evict->as<const float4>(), evict4,
-                                                                            evict->as<float>());
-        TESSERA_CUDA_LAUNCH_CHECK();
-      });
+      evict = std::make_unique<Evictor>(exec, prop.l2CacheSize, prop.multiProcessorCount);
       std::printf("%s: copy %.0f GB/s (read + write), L2 read %.0f GB/s, empty kernel in a graph %.2f us, "
                   "two dependent cold reads %.2f us\n",
                   prop.name, r.copy_gbs, r.l2_read_gbs, r.empty_kernel_us, r.chain_us);
@@ -352,8 +351,7 @@ int main(int argc, char** argv) {
       const double floor_us = floor_bytes / (r.copy_gbs * 1e3);
       const double gather_us = double(crossing) * double(row_bytes) / (r.l2_read_gbs * 1e3);
       const double latency_us = r.empty_kernel_us + r.chain_us;
-      const Streamed st = stream_floor(exec, prop.multiProcessorCount, n, row_bytes, (n + 1) * 4 + nnz * 8, *evict,
-                                       evict_us);
+      const Streamed st = stream_floor(exec, prop.multiProcessorCount, n, row_bytes, (n + 1) * 4 + nnz * 8, *evict);
       const double bound_us = std::max({floor_us, st.cold_us, latency_us, gather_us});
       const double best_share = floor_us / bound_us;
       best_shares.push_back(best_share);
@@ -382,7 +380,7 @@ int main(int argc, char** argv) {
                   {"width", width}, {"resident_kb", resident_kb},
                   {"rates", {{"copy_GBps", r.copy_gbs}, {"l2_read_GBps", r.l2_read_gbs},
                              {"empty_kernel_us", r.empty_kernel_us}, {"two_dependent_cold_reads_us", r.chain_us},
-                             {"evictor_us", evict_us}}},
+                             {"evictor_us", evict->us}}},
                   {"graphs", rows_json}, {"median_best_share", median_bound}};
       if (!bench::write_json(json_path, doc)) return 1;
     }
