@@ -8,13 +8,14 @@ sources passes, each launched for the light and the heavy bucket) and the rest (
 the residual add, gradient accumulation).
 
     python3 bench/attention_profile.py [--graph rmat] [--layer transformer] [--hc 4x64] [--width 128]
-                                       [--dtype f32|f16|bf16] [--edge-dim D] [--forward-only]
+                                       [--dtype f32|f16|bf16] [--edge-dim D] [--forward-only] [--timeline]
 """
 import argparse
 import sys
 
 import torch
-from torch.profiler import ProfilerActivity, profile
+from torch.autograd import DeviceType
+from torch.profiler import ProfilerActivity, profile, record_function
 
 import bench_common as bc
 from attention_layer_bench import DTYPES, PYG_NAMES
@@ -32,6 +33,9 @@ def main():
     p.add_argument("--dtype", default="f32", choices=sorted(DTYPES), help="layer's and inputs' type")
     p.add_argument("--edge-dim", type=int, default=0, help="edge feature width (0: none)")
     p.add_argument("--forward-only", action="store_true", help="profile the forward alone (no autograd)")
+    p.add_argument("--timeline", action="store_true",
+                   help="also where one call's event-timed span goes: the host's lead before the first kernel, "
+                        "the GPU's busy time and its idle gaps, and the call timed back to back")
     a = p.parse_args()
     if not torch.cuda.is_available():
         sys.exit("attention_profile.py needs a CUDA device")
@@ -69,6 +73,45 @@ def main():
     print(f"== {a.layer} {spec} {H}x{C} {a.dtype} edge_dim {a.edge_dim} (input width {a.width}): {what} "
           f"{ms:.2f} ms (median of 5)")
     print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=a.rows, max_name_column_width=100))
+    if a.timeline:
+        print_timeline(step, ms)
+
+
+def print_timeline(step, per_call_ms: float, calls: int = 10):
+    """The bench times each call alone between two CUDA events (attention_layer_bench.py), so the
+    GPU's idle time inside that span counts: the host's lead before the first kernel and any gap
+    where the host falls behind. Splits one call's span into those and the kernels' busy time
+    (profiler timestamps, host and GPU on one clock), and times `calls` calls back to back, where
+    the host's work overlaps the previous call's kernels."""
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(calls):
+        step()
+    end.record()
+    end.synchronize()
+    back_to_back = start.elapsed_time(end) / calls
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        with record_function("timeline_step"):
+            step()
+        torch.cuda.synchronize()
+    events = prof.events()
+    host = [e for e in events if e.name == "timeline_step" and e.device_type == DeviceType.CPU]
+    kernels = sorted((e.time_range.start, e.time_range.end) for e in events
+                     if e.device_type == DeviceType.CUDA and e.time_range.end > e.time_range.start)
+    if not host or not kernels:
+        print("timeline: the profiler recorded no step or no kernels")
+        return
+    t0 = host[0].time_range.start
+    busy, gaps, last = 0.0, 0.0, kernels[0][0]
+    for b, e in kernels:
+        busy += max(0.0, e - max(b, last))
+        gaps += max(0.0, b - last)
+        last = max(last, e)
+    print(f"timeline (us): per call {per_call_ms * 1e3:.0f} (event-timed alone, median), back to back "
+          f"{back_to_back * 1e3:.0f} over {calls} calls; one profiled call: host {host[0].time_range.end - t0:.0f}, "
+          f"first kernel at +{kernels[0][0] - t0:.0f}, GPU busy {busy:.0f}, idle gaps {gaps:.0f}, "
+          f"{len(kernels)} kernels, last ends at +{last - t0:.0f}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-# session 2026-12-06 (fifteenth) call A, at the fourteenth session's end (25c506a):
+# session 2026-12-06 (fifteenth) call A, at the fourteenth session's end (25c506a) plus attention_profile --timeline:
 # the attention layers against PyG on all five graphs (the Transformer's forward median with the
 # folded-operator memo, on by default); the memo's alternated A/B on PubMed (8x128, 2x256: off, on,
 # off, on, tessera alone); spmm_limits_bench at HEAD (the Evictor refactor, first GPU run);
-# pytest test_attention.py (outputs and gradients against PyG). Results straight under $OUT/r,
+# where the grid 4x64 and PubMed 8x128 Transformer forwards' event-timed span goes (attention_profile
+# --timeline); pytest test_attention.py (outputs and gradients against PyG). Results straight under $OUT/r,
 # packed into one tarball at the end.
 export PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p $R
@@ -21,6 +22,10 @@ for rep in 1 2; do for m in 0 1; do
   TESSERA_TRANSFORMER_FOLD_MEMO=$m timeout 30 python3 bench/attention_layer_bench.py --no-pyg --layers transformer --graphs pubmed --hc 8x128,2x256 --data-dir $D --budget-s 20 --json $R/memo${m}_rep${rep}.json > $R/memo${m}_rep${rep}.txt 2>&1; echo memo$m rep$rep rc=$?
 done; done
 echo elapsed $(( $(date +%s) - T0 ))
+for row in "grid 4x64" "pubmed 8x128"; do set -- $row
+  timeout 45 python3 bench/attention_profile.py --graph $1 --hc $2 --data-dir $D --forward-only --rows 8 --timeline > $R/timeline_tf_$1_$2.txt 2>&1; echo timeline $1 $2 rc=$?
+done
+echo elapsed $(( $(date +%s) - T0 ))
 timeout 60 build-gpu/bench/spmm_limits_bench --data-dir $D --json $R/spmm_limits_$C.json > $R/spmm_limits_$C.txt 2>&1; echo limits rc=$?
 echo elapsed $(( $(date +%s) - T0 ))
 L=$(( 560 - ($(date +%s) - T0) ))
@@ -31,4 +36,4 @@ echo elapsed $(( $(date +%s) - T0 ))
 tar czf $OUT/r.tgz -C $OUT r && rm -rf $R
 tar xzf $OUT/r.tgz -O r/steps.txt | grep -E "rc=|elapsed|passed|failed"
 tar xzf $OUT/r.tgz -O r/gpu.txt
-for f in attention_layer memo spmm_limits; do tar xzf $OUT/r.tgz --wildcards -O "r/$f*.txt" | grep -v "^wrote" | cut -c1-220; done
+for f in attention_layer memo timeline spmm_limits; do tar xzf $OUT/r.tgz --wildcards -O "r/$f*.txt" | grep -v "^wrote" | cut -c1-220; done
