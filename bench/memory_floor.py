@@ -28,6 +28,20 @@ alone E/N times the projection's work (E/N is 3.9-5.2 on Cora, PubMed and the gr
 Transformer could fold its key and value weights into per-head vectors of the input's width K
 (q_i . k_j = (W_k^T q_i) . x_j + q_i . b_k; sum_j a_ij v_j = W_v sum_j a_ij x_j + b_v), which holds
 about 1 + 2K/C U: less than 4 only where the head width C exceeds K.
+
+The floors above are those of a layer that holds every head's projections at once. A design that
+takes the heads one at a time holds less, and this script gives its floor too ("chunked"):
+per head h, project x_l,h and x_r,h (q_h, k_h, v_h), run that head's attention into its columns of
+out and drop them; in the backward project them again per head and run the targets pass, then the
+sources pass, each gradient folded into dW and dx before the next is made. Its peak, with the
+input gradient dx ([N, K] = K/(H C) U, the benchmark's x requires grad):
+  GATv2        1 + K/(H C) + 3/H U   (x_l,h, x_r,h and one gradient), 2/H with gradients written
+                                      over their own inputs (each pass reads only its own rows there);
+  Transformer  1 + K/(H C) + 5/H U   (q_h, k_h, v_h, then dq_h or dk_h and dv_h), 3/H in place.
+What it pays: the forward's projections again in the backward (GATv2: 8 products a step instead
+of 6), and H chains of products and walks where the layer runs one. On Cora and PubMed a step is
+host-bound (a GATv2 4x64 forward on Cora: 64 us of host time for 4 launches, 33 us of GPU time;
+bench/results/h200_20261206/README.md), so H chains cost up to H times the host time there.
 """
 import json
 import statistics
@@ -39,6 +53,12 @@ FLOOR_U = {"gatv2": 3.0, "transformer": 4.0}
 def folded_floor(layer: str, width: int, channels: int) -> float:
     """The folded Transformer's floor in U (see above); GATv2 has no folded form (inf)."""
     return 1.0 + 2.0 * width / channels if layer == "transformer" else float("inf")
+
+
+def chunked_floor(layer: str, width: int, heads: int, channels: int, in_place: bool) -> float:
+    """The head-at-a-time design's floor in U (see above)."""
+    per_head = {"gatv2": (3.0, 2.0), "transformer": (5.0, 3.0)}[layer][1 if in_place else 0]
+    return 1.0 + width / (heads * channels) + per_head / heads
 
 
 def rows_of(path):
@@ -57,17 +77,20 @@ def main(paths):
     for path in paths:
         print(f"{path}")
         print(f"{'layer':11s} {'graph':10s} {'HxC':6s} {'E/N':>6s} {'PyG U':>7s} {'ours U':>7s} {'allowed U':>9s} "
-              f"{'floor U':>7s} {'folded U':>8s} {'ratio':>6s} {'floor ratio':>11s}")
+              f"{'floor U':>7s} {'folded U':>8s} {'chunked U':>9s} {'in place':>8s} {'ratio':>6s} {'floor ratio':>11s}")
         per_layer = {}
         for d, r, pyg_u, ours_u in rows_of(path):
             layer = r["layer"]
             target = d["targets"][layer]["memory"]
             floor = FLOOR_U[layer]
             folded = folded_floor(layer, d["width"], r["channels"])
-            per_layer.setdefault(layer, []).append((ours_u / pyg_u, floor / pyg_u, min(floor, folded) / pyg_u, target))
+            chunked = chunked_floor(layer, d["width"], r["heads"], r["channels"], False)
+            in_place = chunked_floor(layer, d["width"], r["heads"], r["channels"], True)
+            per_layer.setdefault(layer, []).append((ours_u / pyg_u, floor / pyg_u, min(floor, folded) / pyg_u, target,
+                                                    chunked / pyg_u, in_place / pyg_u))
             print(f"{layer:11s} {r['graph']:10s} {r['heads']}x{r['channels']:<4d} {r['edges'] / r['nodes']:6.1f} "
-                  f"{pyg_u:7.2f} {ours_u:7.2f} {pyg_u * target:9.2f} {floor:7.1f} {folded:8.2f} {ours_u / pyg_u:6.3f} "
-                  f"{floor / pyg_u:11.3f}")
+                  f"{pyg_u:7.2f} {ours_u:7.2f} {pyg_u * target:9.2f} {floor:7.1f} {folded:8.2f} {chunked:9.2f} "
+                  f"{in_place:8.2f} {ours_u / pyg_u:6.3f} {floor / pyg_u:11.3f}")
         for layer, rs in per_layer.items():
             target = rs[0][3]
             measured = statistics.median(x[0] for x in rs)
@@ -79,6 +102,11 @@ def main(paths):
                   f"keeps its projections)", end="")
             print("" if layer != "transformer" else f", {either:.3f} with the folded form where it holds less "
                   f"({'out of reach' if either > target else 'within reach'})")
+            for name, i in (("chunked", 4), ("chunked in place", 5)):
+                m = statistics.median(x[i] for x in rs)
+                print(f"    heads one at a time ({name}): median of the floors {m:.3f}, "
+                      f"{sum(x[i] <= x[3] for x in rs)} of {len(rs)} rows within the target "
+                      f"({'within reach' if m <= target else 'out of reach'})")
 
 
 if __name__ == "__main__":
