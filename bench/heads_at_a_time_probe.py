@@ -11,7 +11,7 @@ tensors (1 + K/(HC) + 4/H U; the README's 3/H and 2/H need the backward's walks 
 
 Prints per row: forward+backward time (CUDA events per call, as attention_layer_bench.py), peak
 memory above the inputs in U and as a ratio to PyG's, the step's GPU busy time and kernel count
-(torch profiler), and the largest gradient difference from the layer's own autograd. The GPU busy
+(torch profiler), and the largest gradient error of the layer and of the chunked step against PyG's. The GPU busy
 time and the launches tell what the same chain would take as one C++ op (no Python between
 launches): this script's own time is an upper bound of that design's.
 
@@ -30,13 +30,15 @@ from torch.profiler import ProfilerActivity, profile
 import bench_common as bc
 from attention_layer_bench import timed
 
+PARAMS = ("att", "bias", "lin_l.weight", "lin_l.bias", "lin_r.weight", "lin_r.bias")  # GATv2Conv's, PyG's names
+
 
 class HeadsAtATime(torch.autograd.Function):
     """GATv2Conv's step (PyG defaults: self-loops added by the layer's graph, concat, bias, no
     residual, no edge features, no dropout) with one head's tensors alive at a time."""
 
     @staticmethod
-    def forward(ctx, x, w_l, b_l, w_r, b_r, att, bias, g, heads, slope):
+    def forward(ctx, x, w_l, b_l, w_r, b_r, att, bias, g, heads, slope, contiguous_grad):
         ops = torch.ops.tessera
         C = w_l.size(0) // heads
         out = x.new_empty(x.size(0), heads * C)
@@ -51,7 +53,7 @@ class HeadsAtATime(torch.autograd.Function):
             out[:, s] = o
             lses.append(lse)
             del o, x_l, x_r
-        ctx.g, ctx.heads, ctx.slope = g, heads, slope
+        ctx.g, ctx.heads, ctx.slope, ctx.contiguous_grad = g, heads, slope, contiguous_grad
         ctx.save_for_backward(x, w_l, b_l, w_r, b_r, att, *lses)
         return out
 
@@ -70,7 +72,8 @@ class HeadsAtATime(torch.autograd.Function):
             s = slice(h * C, (h + 1) * C)
             x_l = torch.addmm(b_l[s], x, w_l[s].t())
             x_r = torch.addmm(b_r[s], x, w_r[s].t())
-            dq, dk, _, da, _, _ = ops.attention_backward(d_out[:, s], g.rowptr, g.col, x_r, x_l, None,
+            d_h = d_out[:, s].contiguous() if ctx.contiguous_grad else d_out[:, s]
+            dq, dk, _, da, _, _ = ops.attention_backward(d_h, g.rowptr, g.col, x_r, x_l, None,
                                                          att[0, h].contiguous(), lses[h], 1, "gatv2", ctx.slope,
                                                          0.0, 0.0, 0, t_rowptr, t_col, t_perm, False, None, None)
             del x_l, x_r
@@ -80,15 +83,16 @@ class HeadsAtATime(torch.autograd.Function):
                 dx.addmm_(d, w[s])
             datt[0, h] = da.view(C)
             del dq, dk
-        return dx, dw_l, db_l, dw_r, db_r, datt, d_out.sum(0), None, None, None
+        return dx, dw_l, db_l, dw_r, db_r, datt, d_out.sum(0), None, None, None, None
 
 
 class ChunkedGATv2(torch.nn.Module):
     """Runs `layer`'s parameters and graph through HeadsAtATime (same results, other peak)."""
 
-    def __init__(self, layer):
+    def __init__(self, layer, contiguous_grad: bool = False):
         super().__init__()
         self.layer = layer
+        self.contiguous_grad = contiguous_grad
         self._graph_cache = layer._graph_cache  # counted in the peak like the layer's (timed() resets it)
 
     def forward(self, x, edge_index):
@@ -96,7 +100,7 @@ class ChunkedGATv2(torch.nn.Module):
         m._graph_cache = self._graph_cache
         g = m._graph(edge_index, x.size(0), x.size(0))
         return HeadsAtATime.apply(x, m.lin_l.weight, m.lin_l.bias, m.lin_r.weight, m.lin_r.bias, m.att, m.bias, g,
-                                  m.heads, m.negative_slope)
+                                  m.heads, m.negative_slope, self.contiguous_grad)
 
 
 def gpu_busy(step):
@@ -123,6 +127,8 @@ def main():
     p.add_argument("--data-dir", default=bc.DEFAULT_DATA_DIR)
     p.add_argument("--json", default=None)
     p.add_argument("--no-pyg", action="store_true")
+    p.add_argument("--contiguous-grad", action="store_true",
+                   help="give each head's backward a contiguous copy of its output gradient columns")
     a = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("heads_at_a_time_probe: no CUDA device")
@@ -145,21 +151,39 @@ def main():
         for H, C in (tuple(int(v) for v in s.split("x")) for s in a.hc.split(",")):
             layer = tnn.GATv2Conv(a.width, C, heads=H).to(dev)
             row = {"graph": gname, "spec": spec, "nodes": n, "heads": H, "channels": C}
+            peer = None
             if pnn is not None:
                 peer = pnn.GATv2Conv(a.width, C, heads=H).to(dev)
                 layer.load_state_dict(peer.state_dict())
                 row["pyg"] = timed(peer, x, ei, a.reps)
-                del peer
-            chunked = ChunkedGATv2(layer)
-            # Gradients of the chunked step against the layer's own autograd.
-            xs = [x.detach().clone().requires_grad_() for _ in range(2)]
+            chunked = ChunkedGATv2(layer, a.contiguous_grad)
+            # Gradients of the layer and of the chunked step against PyG's (or the layer's without
+            # PyG): per tensor, the largest difference relative to the reference's largest entry.
             gy = torch.randn(n, H * C, device=dev)
-            grads = []
-            for m, xi in ((layer, xs[0]), (chunked, xs[1])):
+            grads = {}
+            for name, m in (("pyg", peer), ("layer", layer), ("chunked", chunked)):
+                if m is None:
+                    continue
+                xi = x.detach().clone().requires_grad_()
+                m.zero_grad(set_to_none=True)
                 layer.zero_grad(set_to_none=True)
-                m(xi, ei).backward(gy)
-                grads.append([xi.grad] + [t.grad for t in layer.parameters()])
-            row["max_grad_difference"] = max((u - v).abs().max().item() for u, v in zip(*grads))
+                try:
+                    m(xi, ei).backward(gy)
+                except torch.cuda.OutOfMemoryError:  # PyG's edge tensors on the large graphs
+                    m.zero_grad(set_to_none=True)
+                    torch.cuda.empty_cache()
+                    continue
+                params = dict(m.named_parameters())
+                grads[name] = {"x": xi.grad, **{k: params[k if name != "chunked" else "layer." + k].grad
+                                                 for k in PARAMS}}
+            ref = grads.get("pyg", grads["layer"])
+            row["grad_reference"] = "PyG" if "pyg" in grads else "layer"
+            for name in ("layer", "chunked"):
+                row[f"{name}_grad_error"] = {k: ((grads[name][k] - ref[k]).abs().max() / ref[k].abs().max()).item()
+                                             for k in ref}
+            peer = grads = ref = None
+            gc.collect()
+            torch.cuda.empty_cache()
             row["layer"] = timed(layer, x, ei, a.reps)
             row["chunked"] = timed(chunked, x, ei, a.reps)
             xg = x.detach().clone().requires_grad_()
@@ -180,7 +204,9 @@ def main():
                 if "pyg" in row and "peak_bytes" in row["pyg"]:
                     q = row["pyg"]
                     line += f" x{q['forward_backward_ms'] / r['forward_backward_ms']:.1f} mem {r['peak_bytes'] / q['peak_bytes']:.3f}"
-            line += f" | grad diff {row['max_grad_difference']:.1e}"
+            line += " | grad error vs " + row["grad_reference"] + ": " + ", ".join(
+                f"{name} {max(row[f'{name}_grad_error'].values()):.1e} ({max(row[f'{name}_grad_error'], key=row[f'{name}_grad_error'].get)})"
+                for name in ("layer", "chunked"))
             print(line, flush=True)
             record["rows"].append(row)
             del layer, chunked
