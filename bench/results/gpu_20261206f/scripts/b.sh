@@ -4,7 +4,7 @@
 # only, strided and contiguous head columns, kept schedules and anonymous graph), then the probe
 # with each side's gradients against PyG's, with strided and with contiguous output-gradient columns.
 export PYTHONUNBUFFERED=1
-R=$OUT/r; mkdir -p $R
+R=$OUT/r; rm -rf $R; mkdir -p $R  # a reused machine can hold an earlier call's files there
 (
 set -x
 ROOT=$PWD; C=$(cat .carry/COMMIT); T0=$(date +%s)
