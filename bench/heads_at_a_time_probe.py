@@ -11,7 +11,12 @@ tensors (1 + K/(HC) + 4/H U; the README's 3/H and 2/H need the backward's walks 
 
 Prints per row: forward+backward time (CUDA events per call, as attention_layer_bench.py), peak
 memory above the inputs in U and as a ratio to PyG's, the step's GPU busy time and kernel count
-(torch profiler), and the largest gradient error of the layer and of the chunked step against PyG's. The GPU busy
+(torch profiler), and the largest gradient error of the layer and of the chunked step against PyG's.
+That error is not a fp32-level number for GATv2: LeakyReLU's slope jumps at 0, so an (entry,
+channel) whose x_r + x_l lies within rounding of 0 takes the other slope where the projections
+round otherwise, and moves a channel of the weight gradients by O(1). The chunked step's
+projections are PyG's cuBLAS products, bitwise; the layer's are tessera's tf32x3 kernel
+(bench/results/gpu_20261206f, section 1). The GPU busy
 time and the launches tell what the same chain would take as one C++ op (no Python between
 launches): this script's own time is an upper bound of that design's.
 

@@ -67,8 +67,8 @@ def test_linears_take_block_gradients_as_one_matrix(seed, device, m, k, outs):
     attention op returns them), take the one-matrix backward per run of such blocks: the same x,
     weight and bias gradients as separate gradient tensors (double on the CPU: to rounding; fp32 on
     CUDA: within fp32 level, and each against double); blocks out of order take the per-projection
-    path. The second shape is GATv2's lin_l and lin_r at Cora's size with 4 heads of 64, whose CUDA
-    layer gradients were found 1e-2 off PyG's (bench/results/gpu_20261206f)."""
+    path. The second shape is GATv2's lin_l and lin_r at Cora's size with 4 heads of 64 (the weight
+    gradient's rows split across the machine, a partial last slice)."""
     dt = torch.float64 if device == "cpu" else torch.float32
     x = torch.randn(m, k, dtype=dt, device=device, requires_grad=True)
     ws = [torch.randn(n, k, dtype=dt, device=device, requires_grad=True) for n in outs]
