@@ -115,15 +115,9 @@ def main():
     out_path = a.json or os.path.join(bc.ROOT, "bench", "results",
                                       f"attention_gpu_{time.strftime('%Y%m%d_%H%M%S')}.json")
     hcs = [tuple(int(v) for v in item.split("x")) for item in a.hc.split(",")]
-    for gname in a.graphs.split(","):
-        loaded = bc.load_graph(gname, a.data_dir)
-        if loaded is None:
-            print(f"{gname}: not under {a.data_dir}, skipped", flush=True)
-            record["skipped"].append({"graph": gname, "why": f"not under {a.data_dir}"})
-            continue
-        spec, rowptr, col = loaded
+    for gname, spec, rowptr, col, edge_index in bc.bench_graphs(a.graphs.split(","), a.data_dir, dev,
+                                                                record["skipped"]):
         n = rowptr.numel() - 1
-        edge_index = bc.edge_index_of(rowptr, col, dev)
         print(f"{gname}: {spec}: {n} nodes, {edge_index.size(1)} edges", flush=True)
         torch.manual_seed(0)
         x = torch.randn(n, a.width, device=dev, dtype=dtype)

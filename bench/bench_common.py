@@ -252,6 +252,21 @@ def load_graph(name: str, data_dir: str = DEFAULT_DATA_DIR):
     return path, rowptr, col
 
 
+def bench_graphs(names, data_dir: str, device, skipped=None):
+    """(name, source, rowptr, col, edge_index on device) of each benchmark graph in names that
+    load_graph finds; a data set not under data_dir is skipped with a line saying so (and a record
+    appended to skipped, when given)."""
+    for name in names:
+        loaded = load_graph(name, data_dir)
+        if loaded is None:
+            print(f"{name}: not under {data_dir}, skipped", flush=True)
+            if skipped is not None:
+                skipped.append({"graph": name, "why": f"not under {data_dir}"})
+            continue
+        source, rowptr, col = loaded
+        yield name, source, rowptr, col, edge_index_of(rowptr, col, device)
+
+
 def edge_index_of(rowptr, col, device):
     """PyG's edge_index ([source; target], int64) of a CSR by target."""
     n = rowptr.numel() - 1

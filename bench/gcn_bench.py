@@ -101,14 +101,8 @@ def main():
     print(f"device copy bandwidth (read + write): {copy_bw / 1e9:.0f} GB/s, the SpMM IO floor's rate", flush=True)
     widths = [int(w) for w in a.widths.split(",")]
     rows = []
-    for name in a.graphs.split(","):
-        loaded = bc.load_graph(name, a.data_dir)
-        if loaded is None:
-            print(f"{name}: not found under {a.data_dir}, skipped")
-            continue
-        source, rowptr, col = loaded
+    for name, source, rowptr, col, edge_index in bc.bench_graphs(a.graphs.split(","), a.data_dir, dev):
         n = rowptr.numel() - 1
-        edge_index = bc.edge_index_of(rowptr, col, dev)
         print(f"{name}: {source}: {n} nodes, {edge_index.size(1)} edges", flush=True)
         for w in widths:
             if time.monotonic() - start > a.budget_s:

@@ -143,14 +143,8 @@ def main():
     dev = torch.device("cuda")
     record = bc.provenance(torch.cuda.get_device_name(0))
     record.update({"benchmark": "gatv2_heads_at_a_time_probe", "pyg": pyg_version, "width": a.width, "rows": []})
-    for gname in a.graphs.split(","):
-        loaded = bc.load_graph(gname, a.data_dir)
-        if loaded is None:
-            print(f"{gname}: not under {a.data_dir}, skipped")
-            continue
-        spec, rowptr, col = loaded
+    for gname, spec, rowptr, col, ei in bc.bench_graphs(a.graphs.split(","), a.data_dir, dev):
         n = rowptr.numel() - 1
-        ei = bc.edge_index_of(rowptr, col, dev)
         torch.manual_seed(0)
         x = torch.randn(n, a.width, device=dev)
         for H, C in (tuple(int(v) for v in s.split("x")) for s in a.hc.split(",")):
@@ -195,7 +189,7 @@ def main():
             gy = torch.ones(n, H * C, device=dev)
             for name, m in (("layer", layer), ("chunked", chunked)):
                 def step(m=m):
-                    layer.zero_grad(set_to_none=True)
+                    m.zero_grad(set_to_none=True)
                     xg.grad = None
                     m(xg, ei).backward(gy)
                 busy, kernels = gpu_busy(step)

@@ -71,14 +71,9 @@ def main():
 
     rows = []
     # Generator specs hold commas: with one of them in the list, graphs are separated by ';'.
-    for name in filter(None, a.graphs.split(";" if ":" in a.graphs else ",")):
-        loaded = bc.load_graph(name, a.data_dir)
-        if loaded is None:
-            print(f"{name}: not under {a.data_dir}, skipped")
-            continue
-        spec, rowptr, col = loaded
+    names = filter(None, a.graphs.split(";" if ":" in a.graphs else ","))
+    for name, spec, rowptr, col, edge_index in bc.bench_graphs(names, a.data_dir, a.device):
         n = rowptr.numel() - 1
-        edge_index = bc.edge_index_of(rowptr, col, a.device)
         torch.manual_seed(0)
         x = torch.randn(n, a.width, device=a.device)
         print(f"{name}: {n} nodes, {col.numel()} edges, width {a.width}, {a.device}", flush=True)
