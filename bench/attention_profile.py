@@ -11,11 +11,11 @@ the residual add, gradient accumulation).
                                        [--dtype f32|f16|bf16] [--edge-dim D] [--forward-only] [--timeline]
 """
 import argparse
+import statistics
 import sys
 import time
 
 import torch
-from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 import bench_common as bc
@@ -85,9 +85,6 @@ def print_timeline(step, per_call_ms: float, calls: int = 10):
     the call without synchronizing, median), the call timed after a 1 ms GPU sleep queued ahead of
     its start event (the host's lead then runs while the GPU is busy: what stays is the GPU's
     part), `calls` calls back to back, and the kernels' busy time (profiler)."""
-    def median(xs):
-        return sorted(xs)[len(xs) // 2]
-
     host, after_sleep = [], []
     for _ in range(calls):
         torch.cuda.synchronize()
@@ -110,18 +107,10 @@ def print_timeline(step, per_call_ms: float, calls: int = 10):
     end.record()
     end.synchronize()
     back_to_back = start.elapsed_time(end) / calls
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        step()
-        torch.cuda.synchronize()
-    spans = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
-                   if e.device_type == DeviceType.CUDA and e.time_range.end > e.time_range.start)
-    busy, last = 0.0, float("-inf")
-    for b, e in spans:
-        busy += max(0.0, e - max(b, last))
-        last = max(last, e)
+    busy, kernels = bc.gpu_busy_us(step)
     print(f"timeline (us): per call {per_call_ms * 1e3:.0f} (event-timed alone, median); host path "
-          f"{median(host) * 1e3:.0f}; per call after a GPU sleep {median(after_sleep) * 1e3:.0f}; back to back "
-          f"{back_to_back * 1e3:.0f} over {calls} calls; GPU busy {busy:.0f} in {len(spans)} kernels")
+          f"{statistics.median(host) * 1e3:.0f}; per call after a GPU sleep {statistics.median(after_sleep) * 1e3:.0f}; back to back "
+          f"{back_to_back * 1e3:.0f} over {calls} calls; GPU busy {busy:.0f} in {kernels} kernels")
 
 
 # About 1 ms at the H100's and H200's 1.98 GHz: longer than a layer call's host path.

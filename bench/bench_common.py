@@ -9,6 +9,8 @@ import sys
 import time
 
 import torch
+from torch.autograd import DeviceType
+from torch.profiler import ProfilerActivity, profile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The GCN slice's benchmark graphs (issues #3, #5): seeded generator specs, and the Planetoid data
@@ -250,6 +252,22 @@ def load_graph(name: str, data_dir: str = DEFAULT_DATA_DIR):
         return None
     _, _, rowptr, col, _, _, _ = tessera.ops.load_node_dataset(path)
     return path, rowptr, col
+
+
+def gpu_busy_us(step):
+    """(GPU busy microseconds, kernels) of one synchronized call of step: the union of its kernels'
+    spans on the profiler's clock, so overlapping kernels count once."""
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    spans = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
+                   if e.device_type == DeviceType.CUDA and e.time_range.end > e.time_range.start)
+    busy, last = 0.0, float("-inf")
+    for b, e in spans:
+        busy += max(0.0, e - max(b, last))
+        last = max(last, e)
+    return busy, len(spans)
 
 
 def bench_graphs(names, data_dir: str, device, skipped=None):

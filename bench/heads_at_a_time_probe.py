@@ -29,8 +29,6 @@ import os
 import time
 
 import torch
-from torch.autograd import DeviceType
-from torch.profiler import ProfilerActivity, profile
 
 import bench_common as bc
 from attention_layer_bench import timed
@@ -43,7 +41,7 @@ class HeadsAtATime(torch.autograd.Function):
     residual, no edge features, no dropout) with one head's tensors alive at a time."""
 
     @staticmethod
-    def forward(ctx, x, w_l, b_l, w_r, b_r, att, bias, g, heads, slope, contiguous_grad):
+    def forward(ctx, x, w_l, b_l, w_r, b_r, att, bias, g, heads, slope):
         ops = torch.ops.tessera
         C = w_l.size(0) // heads
         out = x.new_empty(x.size(0), heads * C)
@@ -58,7 +56,7 @@ class HeadsAtATime(torch.autograd.Function):
             out[:, s] = o
             lses.append(lse)
             del o, x_l, x_r
-        ctx.g, ctx.heads, ctx.slope, ctx.contiguous_grad = g, heads, slope, contiguous_grad
+        ctx.g, ctx.heads, ctx.slope = g, heads, slope
         ctx.save_for_backward(x, w_l, b_l, w_r, b_r, att, *lses)
         return out
 
@@ -77,8 +75,7 @@ class HeadsAtATime(torch.autograd.Function):
             s = slice(h * C, (h + 1) * C)
             x_l = torch.addmm(b_l[s], x, w_l[s].t())
             x_r = torch.addmm(b_r[s], x, w_r[s].t())
-            d_h = d_out[:, s].contiguous() if ctx.contiguous_grad else d_out[:, s]
-            dq, dk, _, da, _, _ = ops.attention_backward(d_h, g.rowptr, g.col, x_r, x_l, None,
+            dq, dk, _, da, _, _ = ops.attention_backward(d_out[:, s], g.rowptr, g.col, x_r, x_l, None,
                                                          att[0, h].contiguous(), lses[h], 1, "gatv2", ctx.slope,
                                                          0.0, 0.0, 0, t_rowptr, t_col, t_perm, False, None, None)
             del x_l, x_r
@@ -88,16 +85,15 @@ class HeadsAtATime(torch.autograd.Function):
                 dx.addmm_(d, w[s])
             datt[0, h] = da.view(C)
             del dq, dk
-        return dx, dw_l, db_l, dw_r, db_r, datt, d_out.sum(0), None, None, None, None
+        return dx, dw_l, db_l, dw_r, db_r, datt, d_out.sum(0), None, None, None
 
 
 class ChunkedGATv2(torch.nn.Module):
     """Runs `layer`'s parameters and graph through HeadsAtATime (same results, other peak)."""
 
-    def __init__(self, layer, contiguous_grad: bool = False):
+    def __init__(self, layer):
         super().__init__()
         self.layer = layer
-        self.contiguous_grad = contiguous_grad
         self._graph_cache = layer._graph_cache  # counted in the peak like the layer's (timed() resets it)
 
     def forward(self, x, edge_index):
@@ -105,22 +101,7 @@ class ChunkedGATv2(torch.nn.Module):
         m._graph_cache = self._graph_cache
         g = m._graph(edge_index, x.size(0), x.size(0))
         return HeadsAtATime.apply(x, m.lin_l.weight, m.lin_l.bias, m.lin_r.weight, m.lin_r.bias, m.att, m.bias, g,
-                                  m.heads, m.negative_slope, self.contiguous_grad)
-
-
-def gpu_busy(step):
-    """(GPU busy us, kernels) of one call of step (profiler timestamps)."""
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        step()
-        torch.cuda.synchronize()
-    spans = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
-                   if e.device_type == DeviceType.CUDA and e.time_range.end > e.time_range.start)
-    busy, last = 0.0, float("-inf")
-    for b, e in spans:
-        busy += max(0.0, e - max(b, last))
-        last = max(last, e)
-    return busy, len(spans)
+                                  m.heads, m.negative_slope)
 
 
 def main():
@@ -132,8 +113,6 @@ def main():
     p.add_argument("--data-dir", default=bc.DEFAULT_DATA_DIR)
     p.add_argument("--json", default=None)
     p.add_argument("--no-pyg", action="store_true")
-    p.add_argument("--contiguous-grad", action="store_true",
-                   help="give each head's backward a contiguous copy of its output gradient columns")
     a = p.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("heads_at_a_time_probe: no CUDA device")
@@ -155,7 +134,7 @@ def main():
                 peer = pnn.GATv2Conv(a.width, C, heads=H).to(dev)
                 layer.load_state_dict(peer.state_dict())
                 row["pyg"] = timed(peer, x, ei, a.reps)
-            chunked = ChunkedGATv2(layer, a.contiguous_grad)
+            chunked = ChunkedGATv2(layer)
             # Gradients of the layer and of the chunked step against PyG's (or the layer's without
             # PyG): per tensor, the largest difference relative to the reference's largest entry.
             gy = torch.randn(n, H * C, device=dev)
@@ -192,7 +171,7 @@ def main():
                     m.zero_grad(set_to_none=True)
                     xg.grad = None
                     m(xg, ei).backward(gy)
-                busy, kernels = gpu_busy(step)
+                busy, kernels = bc.gpu_busy_us(step)
                 row[name].update({"gpu_busy_us": busy, "kernels": kernels})
             unit = n * H * C * 4
             line = f"{gname:7s} {H}x{C:<4d}"
