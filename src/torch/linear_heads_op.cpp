@@ -19,6 +19,8 @@
 // dweight_h = dy_h^T x_h, dbias = dy's column sums; dx2 = dy weight2, dweight2 = dy^T x2, dbias2 =
 // dy's column sums (linear_op.hpp's add_input_grad and weight_grads). Under create_graph the heads'
 // dx are recorded and concatenated instead.
+// weight_split: linear_split_weight(weight, weight2), kept by a caller whose weights have not changed
+// since (the folded layer without autograd), so that the kernel launches no split of its own.
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -85,7 +87,7 @@ void check_args(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, c
 // The whole product as one launch of the core's projection (CUDA fp32, where a variant takes heads
 // and a second input); false, writing nothing, otherwise.
 bool heads_into(const at::Tensor& y, const at::Tensor& x_in, const at::Tensor& w_in, const at::Tensor& b,
-                const at::Tensor& x2_in, const at::Tensor& w2_in, const at::Tensor& b2) {
+                const at::Tensor& x2_in, const at::Tensor& w2_in, const at::Tensor& b2, const at::Tensor& w_split) {
   if (!x_in.is_cuda() || x_in.scalar_type() != at::kFloat) return false;
   const at::Tensor x = x_in.stride(1) == 1 ? x_in : x_in.contiguous();
   const at::Tensor w = w_in.contiguous();
@@ -109,16 +111,25 @@ bool heads_into(const at::Tensor& y, const at::Tensor& x_in, const at::Tensor& w
     bias = bias.contiguous();
     a.bias = bias.data_ptr();
   }
+  if (w_split.defined() && w_split.numel() > 0) {  // linear_split_weight(weight, weight2): as tessera::linear checks it
+    TESSERA_CHECK(w_split.device() == x.device() && w_split.scalar_type() == at::kFloat && w_split.dim() == 1 &&
+                      w_split.is_contiguous(),
+                  "linear_heads: weight_split must be what linear_split_weight(weight, weight2) returned (a 1-D "
+                  "float32 tensor on x's device), got ", w_split.scalar_type(), " ", w_split.sizes(), " on ",
+                  w_split.device());
+    a.w_split = w_split.data_ptr();
+    a.w_split_bytes = size_t(w_split.numel()) * sizeof(float);
+  }
   if (!ops::linear_supported(a, ex.get())) return false;
   ops::linear(a, ex.get());
   return true;
 }
 
 at::Tensor forward_impl(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& x2,
-                        const at::Tensor& w2, const at::Tensor& b2) {
+                        const at::Tensor& w2, const at::Tensor& b2, const at::Tensor& w_split) {
   const at::TensorOptions opts = x.options();
   at::Tensor y = x.is_cpu() ? empty_output({x.size(0), w.size(0)}, opts) : at::empty({x.size(0), w.size(0)}, opts);
-  if (heads_into(y, x, w, b, x2, w2, b2)) return y;
+  if (heads_into(y, x, w, b, x2, w2, b2, w_split)) return y;
   const int64_t heads = heads_of(x, w), k = w.size(1), c = w.size(0) / heads;
   for (int64_t h = 0; h < heads; ++h) {
     at::Tensor block = y.narrow(1, h * c, c);
@@ -136,19 +147,20 @@ at::Tensor forward_impl(const at::Tensor& x, const at::Tensor& w, const at::Tens
 }
 
 at::Tensor linear_heads_kernel(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias,
-                               const OptTensor& x2, const OptTensor& weight2, const OptTensor& bias2) {
+                               const OptTensor& x2, const OptTensor& weight2, const OptTensor& bias2,
+                               const OptTensor& weight_split) {
   const at::Tensor b = value_or_undefined(bias), x2t = value_or_undefined(x2), w2 = value_or_undefined(weight2),
                    b2 = value_or_undefined(bias2);
   check_args(x, weight, b, x2t, w2, b2);
-  return forward_impl(x, weight, b, x2t, w2, b2);
+  return forward_impl(x, weight, b, x2t, w2, b2, value_or_undefined(weight_split));
 }
 
 at::Tensor call_linear_heads(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias, const OptTensor& x2,
-                             const OptTensor& weight2, const OptTensor& bias2) {
+                             const OptTensor& weight2, const OptTensor& bias2, const OptTensor& weight_split = {}) {
   static auto op = c10::Dispatcher::singleton()
                        .findSchemaOrThrow("tessera::linear_heads", "")
                        .typed<decltype(linear_heads_kernel)>();
-  return op.call(x, weight, bias, x2, weight2, bias2);
+  return op.call(x, weight, bias, x2, weight2, bias2, weight_split);
 }
 
 bool wants(const OptTensor& t) { return t.has_value() && t->defined() && t->requires_grad(); }
@@ -157,11 +169,11 @@ class LinearHeadsFunction : public torch::autograd::Function<LinearHeadsFunction
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const OptTensor& bias, const OptTensor& x2, const OptTensor& weight2,
-                            const OptTensor& bias2) {
+                            const OptTensor& bias2, const OptTensor& weight_split) {
     at::AutoDispatchBelowADInplaceOrView below;
     ctx->saved_data["grads"] = c10::List<bool>({wants(bias), wants(x2), wants(weight2), wants(bias2)});
     ctx->save_for_backward({x, weight, value_or_undefined(x2), value_or_undefined(weight2)});
-    return call_linear_heads(x, weight, bias, x2, weight2, bias2);
+    return call_linear_heads(x, weight, bias, x2, weight2, bias2, weight_split);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -203,19 +215,20 @@ class LinearHeadsFunction : public torch::autograd::Function<LinearHeadsFunction
       if (recorded) dx = heads == 1 ? dxs[0] : at::cat(dxs, 1);
     }
     if (want_x2) dx2 = add_input_grad({}, dy, w2);
-    return {dx, dw, db, dx2, dw2, db2};
+    return {dx, dw, db, dx2, dw2, db2, at::Tensor()};
   }
 };
 
 at::Tensor linear_heads_autograd(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias,
-                                 const OptTensor& x2, const OptTensor& weight2, const OptTensor& bias2) {
+                                 const OptTensor& x2, const OptTensor& weight2, const OptTensor& bias2,
+                                 const OptTensor& weight_split) {
   check_args(x, weight, value_or_undefined(bias), value_or_undefined(x2), value_or_undefined(weight2),
              value_or_undefined(bias2));
   if (!needs_grad(x, weight, bias, x2, weight2, bias2)) {
     at::AutoDispatchBelowADInplaceOrView below;
-    return call_linear_heads(x, weight, bias, x2, weight2, bias2);
+    return call_linear_heads(x, weight, bias, x2, weight2, bias2, weight_split);
   }
-  return LinearHeadsFunction::apply(x, weight, bias, x2, weight2, bias2);
+  return LinearHeadsFunction::apply(x, weight, bias, x2, weight2, bias2, weight_split);
 }
 
 }  // namespace
@@ -230,7 +243,7 @@ at::Tensor linear_heads(const at::Tensor& x, const at::Tensor& weight, const at:
 
 TORCH_LIBRARY_FRAGMENT(tessera, m) {
   m.def("linear_heads(Tensor x, Tensor weight, Tensor? bias=None, Tensor? x2=None, Tensor? weight2=None, "
-        "Tensor? bias2=None) -> Tensor");
+        "Tensor? bias2=None, Tensor? weight_split=None) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(tessera, CPU, m) { m.impl("linear_heads", TESSERA_TORCH_FN(tessera::pt::linear_heads_kernel)); }

@@ -6,6 +6,10 @@
 // (CPU, other dtypes, ineligible shapes) is at::linear, plus the residual.
 // Backward: dx = dy weight on the same kernel, reading the weight as stored (LinearArgs::w_transposed),
 // dweight = dy^T x, dbias = column sums, dresidual = dy.
+// weight_split: the weight as the wgmma kernels read it, from tessera::linear_split_weight(weight)
+// (an empty tensor where none reads one). A caller whose weight does not change between calls
+// (the Python layers without autograd) keeps it, and the kernel then launches no split of its own.
+// It is the caller's promise that it was made from this weight's current values.
 // The Python layers call it for fp32 CUDA Linears when torch's float32 matmul precision is
 // "highest" (a user who allows TF32 gets cuBLAS's TF32 through the Linear itself).
 #include "boundary.hpp"
@@ -36,7 +40,7 @@ bool cuda_f32(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& b
 }  // namespace
 
 bool linear_into(const at::Tensor& y, const at::Tensor& x_in, const at::Tensor& weight_in, const at::Tensor& bias,
-                 const at::Tensor& residual, bool w_transposed) {
+                 const at::Tensor& residual, bool w_transposed, const at::Tensor& w_split) {
   if (!cuda_f32(x_in, weight_in, bias)) return false;
   const at::Tensor x = x_in.stride(1) == 1 ? x_in : x_in.contiguous();
   const at::Tensor w = weight_in.is_contiguous() ? weight_in : weight_in.contiguous();
@@ -56,6 +60,14 @@ bool linear_into(const at::Tensor& y, const at::Tensor& x_in, const at::Tensor& 
   if (residual.defined()) {
     r = residual.stride(1) == 1 ? residual : residual.contiguous();
     a.R = dense_view(r, dev, "linear", "residual");
+  }
+  if (w_split.defined() && w_split.numel() > 0) {
+    TESSERA_CHECK(w_split.device() == x.device() && w_split.scalar_type() == at::kFloat && w_split.dim() == 1 &&
+                      w_split.is_contiguous(),
+                  "linear: weight_split must be what linear_split_weight(weight) returned (a 1-D float32 tensor "
+                  "on x's device), got ", w_split.scalar_type(), " ", w_split.sizes(), " on ", w_split.device());
+    a.w_split = w_split.data_ptr();
+    a.w_split_bytes = size_t(w_split.numel()) * sizeof(float);
   }
   if (!ops::linear_supported(a, ex.get())) return false;
   ops::linear(a, ex.get());
@@ -119,21 +131,23 @@ at::Tensor torch_linear(const at::Tensor& x, const at::Tensor& weight, const Opt
 }
 
 at::Tensor linear_kernel(const at::Tensor& x_in, const at::Tensor& weight_in, const OptTensor& bias,
-                         const OptTensor& residual) {
+                         const OptTensor& residual, const OptTensor& weight_split) {
   check_args(x_in, weight_in, bias, residual);
   const at::Tensor b = has(bias) ? *bias : at::Tensor();
   if (!cuda_f32(x_in, weight_in, b)) return torch_linear(x_in, weight_in, bias, residual);  // no output to make
   auto y = at::empty({x_in.size(0), weight_in.size(0)}, x_in.options());
-  if (!linear_into(y, x_in, weight_in, b, has(residual) ? *residual : at::Tensor()))
+  if (!linear_into(y, x_in, weight_in, b, has(residual) ? *residual : at::Tensor(), false,
+                   has(weight_split) ? *weight_split : at::Tensor()))
     return torch_linear(x_in, weight_in, bias, residual);
   return y;
 }
 
 }  // namespace
 
-at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias, const OptTensor& residual) {
+at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias, const OptTensor& residual,
+                       const OptTensor& weight_split) {
   static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("tessera::linear", "").typed<decltype(linear_kernel)>();
-  return op.call(x, weight, bias, residual);
+  return op.call(x, weight, bias, residual, weight_split);
 }
 
 namespace {
@@ -141,12 +155,12 @@ namespace {
 class LinearFunction : public torch::autograd::Function<LinearFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const OptTensor& bias, const OptTensor& residual) {
+                            const OptTensor& bias, const OptTensor& residual, const OptTensor& weight_split) {
     at::AutoDispatchBelowADInplaceOrView below;
     ctx->saved_data["bias_grad"] = has(bias) && bias->requires_grad();
     ctx->saved_data["residual_grad"] = has(residual) && residual->requires_grad();
     ctx->save_for_backward({x, weight});
-    return call_linear(x, weight, bias, residual);
+    return call_linear(x, weight, bias, residual, weight_split);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -161,18 +175,43 @@ class LinearFunction : public torch::autograd::Function<LinearFunction> {
     std::tie(dw, db) = weight_grads(dy, x, ctx->needs_input_grad(1), ctx->saved_data["bias_grad"].toBool());
     if (ctx->needs_input_grad(0)) dx = add_input_grad({}, dy, weight);
     const at::Tensor dr = ctx->saved_data["residual_grad"].toBool() ? dy : at::Tensor();
-    return {dx, dw, db, dr};
+    return {dx, dw, db, dr, at::Tensor()};
   }
 };
 
 at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias,
-                           const OptTensor& residual) {
+                           const OptTensor& residual, const OptTensor& weight_split) {
   check_args(x, weight, bias, residual);
   if (!needs_grad(x, weight, bias, residual)) {
     at::AutoDispatchBelowADInplaceOrView below;
-    return call_linear(x, weight, bias, residual);
+    return call_linear(x, weight, bias, residual, weight_split);
   }
-  return LinearFunction::apply(x, weight, bias, residual);
+  return LinearFunction::apply(x, weight, bias, residual, weight_split);
+}
+
+// tessera::linear_split_weight: the weight's split for weight_split (ops::linear_split_weight), with
+// weight2 the second input's weight of a tessera::linear_heads call, or an empty tensor where no
+// kernel reads one (CPU, other dtypes, other devices). No autograd: the split is a copy the caller
+// keeps while the weights are unchanged.
+at::Tensor linear_split_weight_kernel(const at::Tensor& weight_in, const OptTensor& weight2_in) {
+  TESSERA_CHECK(weight_in.defined() && weight_in.dim() == 2, "linear_split_weight: weight must be 2-D "
+                "[out_features, in_features], got shape ", weight_in.defined() ? weight_in.sizes() : at::IntArrayRef{});
+  const bool two = has(weight2_in);
+  if (two)
+    TESSERA_CHECK(weight2_in->dim() == 2 && weight2_in->size(0) == weight_in.size(0) &&
+                      weight2_in->scalar_type() == weight_in.scalar_type() && weight2_in->device() == weight_in.device(),
+                  "linear_split_weight: weight2 must be [", weight_in.size(0), ", in_features2] ",
+                  weight_in.scalar_type(), " on ", weight_in.device(), ", got ", weight2_in->sizes(), " ",
+                  weight2_in->scalar_type(), " on ", weight2_in->device());
+  if (!weight_in.is_cuda() || weight_in.scalar_type() != at::kFloat) return at::empty({0}, weight_in.options());
+  const at::Tensor w = weight_in.contiguous(), w2 = two ? weight2_in->contiguous() : at::Tensor();
+  TorchExec ex(w);
+  const DenseView wv = dense_view(w, ex.device(), "linear_split_weight", "weight");
+  const DenseView w2v = two ? dense_view(w2, ex.device(), "linear_split_weight", "weight2") : DenseView{};
+  const size_t bytes = ops::linear_split_weight_bytes(wv, w2v);
+  at::Tensor out = at::empty({int64_t(bytes / sizeof(float))}, w.options());
+  if (bytes > 0) ops::linear_split_weight(wv, w2v, out.data_ptr(), bytes, ex.get());
+  return out;
 }
 
 }  // namespace
@@ -180,13 +219,20 @@ at::Tensor linear_autograd(const at::Tensor& x, const at::Tensor& weight, const 
 }  // namespace tessera::pt
 
 TORCH_LIBRARY_FRAGMENT(tessera, m) {
-  m.def("linear(Tensor x, Tensor weight, Tensor? bias=None, Tensor? residual=None) -> Tensor");
+  m.def("linear(Tensor x, Tensor weight, Tensor? bias=None, Tensor? residual=None, Tensor? weight_split=None) -> Tensor");
+  m.def("linear_split_weight(Tensor weight, Tensor? weight2=None) -> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(tessera, CPU, m) { m.impl("linear", TESSERA_TORCH_FN(tessera::pt::linear_kernel)); }
+TORCH_LIBRARY_IMPL(tessera, CPU, m) {
+  m.impl("linear", TESSERA_TORCH_FN(tessera::pt::linear_kernel));
+  m.impl("linear_split_weight", TESSERA_TORCH_FN(tessera::pt::linear_split_weight_kernel));
+}
 
 #ifdef TESSERA_TORCH_CUDA
-TORCH_LIBRARY_IMPL(tessera, CUDA, m) { m.impl("linear", TESSERA_TORCH_FN(tessera::pt::linear_kernel)); }
+TORCH_LIBRARY_IMPL(tessera, CUDA, m) {
+  m.impl("linear", TESSERA_TORCH_FN(tessera::pt::linear_kernel));
+  m.impl("linear_split_weight", TESSERA_TORCH_FN(tessera::pt::linear_split_weight_kernel));
+}
 #endif
 
 TORCH_LIBRARY_IMPL(tessera, Autograd, m) { m.impl("linear", TESSERA_TORCH_FN(tessera::pt::linear_autograd)); }

@@ -12,7 +12,8 @@ namespace tessera::pt {
 // (projections.hpp), below it under at::AutoDispatchBelowADInplaceOrView from the ops' own autograd
 // functions. biases: one per weight, undefined for a projection without one.
 at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
-                       const c10::optional<at::Tensor>& residual = {});
+                       const c10::optional<at::Tensor>& residual = {},
+                       const c10::optional<at::Tensor>& weight_split = {});
 std::vector<at::Tensor> call_linears(const at::Tensor& x, at::TensorList weights, const std::vector<at::Tensor>& biases);
 // tessera::linear_heads (linear_heads_op.cpp) through the dispatcher: head h's column block of x
 // projected by weight's row block h (+ bias), side by side, plus x2 weight2^T + bias2 over all of
@@ -26,8 +27,10 @@ at::Tensor linear_heads(const at::Tensor& x, const at::Tensor& weight, const at:
 // w_transposed, y = x weight (+ ...) for a [in, out] weight as it is stored: a Linear's input
 // gradient dy W without a transposed copy of W. Returns false, writing nothing, when no variant is
 // eligible (not CUDA fp32, misaligned rows, odd widths): the caller then takes torch's path.
+// weight_split (optional): tessera::linear_split_weight(weight), kept by a caller whose weight has not
+// changed since, so the kernel launches no split of its own.
 bool linear_into(const at::Tensor& y, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                 const at::Tensor& residual, bool w_transposed = false);
+                 const at::Tensor& residual, bool w_transposed = false, const at::Tensor& weight_split = {});
 
 // A Linear's input gradient dx + dy weight for its [out, in] weight (dx undefined: dy weight), in
 // dx's buffer once it exists: on CUDA fp32 the kernel reads the weight as stored and adds dx in its

@@ -117,6 +117,22 @@ TEST(Linear, BadInputNamesTheProblem) {
   second.w_transposed = true;
   second.W = view(w, 4, 2, 2);
   expect_error(second, "heads and a second input are not for W given K x N");
+  // A kept weight split (LinearArgs::w_split): none is read on the CPU, and none is for W given K x N.
+  ops::LinearArgs kept{view(x, 3, 4, 4), view(w, 2, 4, 4), view(y, 3, 2, 2)};
+  kept.w_split = w.data();
+  kept.w_split_bytes = 64;
+  expect_error(kept, "the weight split has 64 bytes but W (2 x 4, ");
+  expect_error(kept, "needs 0 (no variant reads a split there)");
+  kept.w_transposed = true;
+  kept.W = view(w, 4, 2, 2);
+  expect_error(kept, "a weight split (w_split) is for an N x K weight, not W given K x N");
+  EXPECT_EQ(ops::linear_split_weight_bytes(view(w, 2, 4, 4)), 0u);
+  try {
+    ops::linear_split_weight(view(w, 2, 4, 4), {}, y.data(), 0, Exec::cpu());
+    ADD_FAILURE() << "a CPU weight was split";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no variant reads a split of a"), std::string::npos) << e.what();
+  }
 }
 
 // The wgmma projection's shared tiles (cuda/sm90a/wgmma_layout.hpp), on the CPU: every K value
@@ -297,6 +313,26 @@ void expect_within_bound(const std::vector<float>& got, const std::vector<float>
     }
 }
 
+// A variant run again with W's split made beforehand (ops::linear_split_weight, LinearArgs::w_split,
+// on compute capability 9.0; the variants that do not read one ignore it): Y bitwise the call's own,
+// where the split is for an N x K W. `a` is the call that gave `got`, Y starting from y0 again.
+void expect_same_with_kept_split(ops::LinearArgs a, const std::vector<float>& y0, const std::vector<float>& got,
+                                 const std::string& variant, const std::string& what) {
+  const size_t bytes = ops::linear_split_weight_bytes(a.W, a.has_x2() ? a.W2 : DenseView{});
+  if (a.w_transposed || bytes == 0) return;
+  DeviceFloats split(std::vector<float>(bytes / sizeof(float)));
+  ops::linear_split_weight(a.W, a.has_x2() ? a.W2 : DenseView{}, split.p, bytes, Exec{a.W.device});
+  const bool y_is_r = a.R.data == a.Y.data;
+  DeviceFloats dy(y0);
+  a.Y.data = dy.p;
+  if (y_is_r) a.R = a.Y;
+  a.w_split = split.p;
+  a.w_split_bytes = bytes;
+  ops::linear(a, Exec{a.Y.device}, variant);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << variant << " kept split " << what;
+  EXPECT_EQ(dy.get(y0.size()), got) << variant << " with a kept split: not the call's own result, " << what;
+}
+
 // Every CUDA variant: |y - ref| <= (2^-19 + K 2^-24) (sum_k |x w| + |b| + |r|): the split's product error
 // plus fp32 summation's bound over K terms (one tf32 pass, ~2^-12, would fail), and rows/columns outside Y untouched (strided Y keeps its padding).
 void check_cuda(const Shape& s, uint64_t salt) {
@@ -353,8 +389,10 @@ void check_cuda(const Shape& s, uint64_t salt) {
     ops::linear(a, exec, v.name);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << v.name << " " << what;
     ++ran;
-    expect_within_bound(dy.get(y0.size()), y0, want, {s.m, s.n, s.ldy, s.k}, v.name + " " + what,
+    const std::vector<float> got = dy.get(y0.size());
+    expect_within_bound(got, y0, want, {s.m, s.n, s.ldy, s.k}, v.name + " " + what,
                         [&](int64_t i, int64_t j) { return mag[size_t(i * s.n + j)]; });
+    expect_same_with_kept_split(a, y0, got, v.name, what);
   }
   EXPECT_EQ(ran, expected_cuda_variants(s.k))
       << "the three tf32x3 tiles, and on compute capability 9.0 the two wgmma tiles (and the resident one at K <= 128)";
@@ -505,8 +543,10 @@ TEST(LinearCuda, HeadsAndSecondInputMatchReference) {
       ops::linear(a, Exec{dev}, v.name);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << v.name << " " << what;
       ++ran;
+      const std::vector<float> got = dy.get(y0.size());
+      expect_same_with_kept_split(a, y0, got, v.name, what);
       // sum |x w| over the head's block of X and over X2, + |b| + |r|.
-      expect_within_bound(dy.get(y0.size()), y0, want, {s.m, n, s.ldy, s.k + s.k2}, v.name + " " + what,
+      expect_within_bound(got, y0, want, {s.m, n, s.ldy, s.k + s.k2}, v.name + " " + what,
                           [&](int64_t i, int64_t j) {
                             double mag = (s.bias ? std::fabs(double(b[j])) : 0.0) +
                                          (s.residual ? std::fabs(double(y0[size_t(i * s.ldy + j)])) : 0.0);

@@ -129,11 +129,11 @@ def test_transformer_folds_where_heads_are_wider_than_the_input(seed, monkeypatc
 
 
 def test_transformer_folded_operators_kept_without_autograd_until_a_parameter_changes(seed, monkeypatch):
-    """Without autograd the folded form keeps its query operators (TransformerConv._folded_operators)
-    for the next call, and makes them again after anything that changes lin_key.weight,
-    lin_query.weight or lin_query.bias: an optimizer step, load_state_dict, an in-place init, a new
-    Parameter, a swapped .data (as Module.to() does), another dtype; with autograd on it never uses
-    them. Every output is PyG's semantics."""
+    """Without autograd the folded form keeps its query operators (TransformerConv._folded_operators,
+    with the last product's split and bias) for the next call, and makes them again after anything
+    that changes lin_key.weight, lin_query's or lin_value's parameters: an optimizer step,
+    load_state_dict, an in-place init or change, a new Parameter, a swapped .data (as Module.to()
+    does), another dtype; with autograd on it never uses them. Every output is PyG's semantics."""
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", "1")
     monkeypatch.setattr(transformer, "_FOLD_MEMO", True)
@@ -180,7 +180,9 @@ def test_transformer_folded_operators_kept_without_autograd_until_a_parameter_ch
     mod.lin_query.weight.data = torch.randn_like(mod.lin_query.weight)  # as Module.to() does: same object and version
     infer(True)
     infer(False)
-    mod.lin_value.weight.data.mul_(2)  # not an operand of the kept pair: still kept, output follows
+    with torch.no_grad():  # the last product's weight: its kept split (CUDA) is made again too
+        mod.lin_value.weight.mul_(2)
+    infer(True)
     infer(False)
     made.clear()
     with torch.no_grad():
@@ -230,6 +232,50 @@ def test_transformer_fold_rule_on_cuda_follows_size_and_autograd(seed, monkeypat
         out = wide(x, mid)
         assert calls
         torch.testing.assert_close(out, ref.transformer_conv(wide, x, mid)[0], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the prepared projections run on the GPU machine")
+@pytest.mark.parametrize("cls,kwargs,fold", [(GATv2Conv, {}, ""), (GATv2Conv, {"residual": True, "concat": False}, ""),
+                                             (TransformerConv, {}, "0"), (TransformerConv, {"beta": True}, "0"),
+                                             (TransformerConv, {}, "1")])
+def test_cuda_inference_projects_with_prepared_weights(seed, cls, kwargs, fold, monkeypatch):
+    """Without autograd on CUDA fp32 the layers project each group of Linears reading one input in
+    one product from weights stacked and split once (_linear.PreparedWeights; the folded
+    Transformer keeps its query operator's split): the output is the training-mode one, a second
+    call launches no weight split on a compute capability 9.0 device and one projection kernel per
+    group, and after an optimizer step (and an in-place change of one weight) the output follows
+    the new parameters and PyG's semantics."""
+    import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", fold)
+    mod = cls(64, 64 if fold == "1" else 32, heads=4, **kwargs).cuda()
+    x, ei = torch.randn(2708, 64, device="cuda"), random_edges(2708, 2708, 12000, "cuda")
+    oracle = ref.gatv2_conv if cls is GATv2Conv else ref.transformer_conv
+    opt = torch.optim.SGD(mod.parameters(), lr=0.5)
+
+    def agree():
+        trained = mod(x, ei)
+        with torch.no_grad():
+            inferred = mod(x, ei)
+            torch.testing.assert_close(inferred, trained.detach(), rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(inferred, oracle(mod, x, ei)[0], rtol=1e-4, atol=1e-4)
+        return trained
+    agree()
+    with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        mod(x, ei)
+        torch.cuda.synchronize()
+    kernels = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    if torch.cuda.get_device_capability() == (9, 0):
+        assert not any("split_weight" in k for k in kernels), kernels
+    groups = 1 + (1 if cls is TransformerConv and fold == "0" else 0)  # q, k, v (+ res); the skip apart
+    products = [k for k in kernels if ("linear_wgmma" in k or "tf32x3" in k) and "split_weight" not in k]
+    assert len(products) == groups + (1 if cls is TransformerConv and fold == "1" else 0), kernels
+    trained = agree()
+    (trained * torch.randn_like(trained)).sum().backward()
+    opt.step()
+    agree()
+    with torch.no_grad():
+        (mod.lin_r if cls is GATv2Conv else mod.lin_skip).weight.mul_(-1)
+    agree()
 
 
 def test_float32_layers_match_within_float_tolerance(seed):

@@ -66,7 +66,7 @@ def test_linears_take_block_gradients_as_one_matrix(seed, device, m, k, outs):
     """Output gradients that are adjacent column blocks of one buffer, in the node's order (as the
     attention op returns them), take the one-matrix backward per run of such blocks: the same x,
     weight and bias gradients as separate gradient tensors (double on the CPU: to rounding; fp32 on
-    CUDA: within fp32 level, and each against double); blocks out of order take the per-projection
+    CUDA: both within fp32 level of double); blocks out of order take the per-projection
     path. The second shape is GATv2's lin_l and lin_r at Cora's size with 4 heads of 64 (the weight
     gradient's rows split across the machine, a partial last slice)."""
     dt = torch.float64 if device == "cpu" else torch.float32
@@ -81,15 +81,18 @@ def test_linears_take_block_gradients_as_one_matrix(seed, device, m, k, outs):
     def grads(gys):
         return torch.autograd.grad(ops.linears(x, ws, bs), params, gys)
     blocks = list(g_all.split(list(outs), dim=1))
-    for a, b in zip(grads(blocks), grads([t.contiguous() for t in blocks])):
-        torch.testing.assert_close(a, b, **tol)
-    if device == "cuda":  # the block run against double: dx = dY [W_0; W_1; ...], dW_i = dY_i^T x, db_i
-        got = grads(blocks)
-        _fp32_level(got[0], g_all, torch.cat(ws).t(), None)
-        for i in range(len(ws)):
-            _fp32_level(got[1 + i], blocks[i].t(), x.detach().t(), None)
-        for b, gb in zip([i for i, b in enumerate(bs) if b is not None], got[1 + len(ws):]):
-            _column_sums_level(gb, blocks[b])
+    if device == "cpu":
+        for a, b in zip(grads(blocks), grads([t.contiguous() for t in blocks])):
+            torch.testing.assert_close(a, b)
+    else:  # both paths against double (fp32 rounding scales with sum |terms|, which a fixed
+        # tolerance cannot follow at K = 512): dx = dY [W_0; W_1; ...], dW_i = dY_i^T x, db_i
+        for gys in (blocks, [t.contiguous() for t in blocks]):
+            got = grads(gys)
+            _fp32_level(got[0], g_all, torch.cat(ws).t(), None)
+            for i in range(len(ws)):
+                _fp32_level(got[1 + i], blocks[i].t(), x.detach().t(), None)
+            for b, gb in zip([i for i, b in enumerate(bs) if b is not None], got[1 + len(ws):]):
+                _column_sums_level(gb, blocks[b])
     if device == "cpu" and len(outs) == 3:  # the paths themselves: one dX and one dW product, against 1 + 2 and 3
         def products(gys):
             ys = ops.linears(x, ws, bs)
@@ -234,6 +237,69 @@ def _column_sums_level(got, dy):
     fp32 summation's bound over the M rows."""
     g = dy.double()
     assert bool(((got.double() - g.sum(0)).abs() <= g.abs().sum(0) * dy.size(0) * 2.0 ** -24).all())
+
+
+def test_prepared_weights_follow_their_parameters(seed):
+    """PreparedWeights (the layers' projections without autograd): a group's weights and biases
+    stacked in its order (zeros for a Linear without a bias), kept while the parameters are
+    unchanged, made again after an in-place change (an optimizer step), load_state_dict, a new
+    Parameter or a swapped .data; one memo per group; copies and pickles start empty. No split on
+    the CPU (no kernel reads one)."""
+    import copy
+    import pickle
+    lins = [torch.nn.Linear(6, 4), torch.nn.Linear(6, 3, bias=False)]
+    p = _linear.PreparedWeights()
+
+    def check():
+        w, b, split = p.get(lins)
+        assert torch.equal(w, torch.cat([lin.weight for lin in lins])) and split is None
+        assert torch.equal(b, torch.cat([lins[0].bias, torch.zeros(3)]))
+        assert not w.requires_grad and not b.requires_grad
+        return w
+    w = check()
+    assert p.get(lins)[0] is w  # kept
+    with torch.no_grad():
+        lins[1].weight.mul_(2)
+    assert check() is not w
+    w = p.get(lins)[0]
+    lins[0].load_state_dict(torch.nn.Linear(6, 4).state_dict())
+    assert check() is not w
+    w = p.get(lins)[0]
+    lins[0].bias = torch.nn.Parameter(torch.randn(4))
+    assert check() is not w
+    w = p.get(lins)[0]
+    lins[1].weight.data = torch.randn(3, 6)
+    assert check() is not w
+    one = p.get(lins[:1])
+    assert torch.equal(one[0], lins[0].weight) and torch.equal(one[1], lins[0].bias)
+    assert len(p._memos) == 2 and p.get(lins[:1])[0] is one[0]
+    assert copy.deepcopy(p)._memos == {} and pickle.loads(pickle.dumps(p))._memos == {}
+
+
+@needs_cuda
+@pytest.mark.parametrize("m,k,n", [(2708, 128, 768), (19717, 128, 256), (300, 20, 20), (2708, 128, 256)])
+def test_cuda_weight_split_is_the_kernels_own(seed, m, k, n):
+    """tessera.linear_split_weight: on a compute capability 9.0 device the weight as the wgmma kernels
+    read it (2 tf32 parts, N and K rounded up to their tiles), elsewhere empty; tessera.linear with it
+    is bitwise the call without it (the same kernel, which then launches no split), with and without
+    a residual; a split of another weight is refused by name. Shapes: the resident kernel (Cora's
+    q, k, v stacked), the streaming one (PubMed), and ones the mma.sync tiles take (which ignore it)."""
+    x, w, b = torch.randn(m, k, device="cuda"), torch.randn(n, k, device="cuda"), torch.randn(n, device="cuda")
+    r = torch.randn(m, n, device="cuda")
+    split = ops.linear_split_weight(w)
+    if torch.cuda.get_device_capability() == (9, 0):
+        assert split.numel() == 2 * (-(-n // 128) * 128) * (-(-k // 32) * 32)
+    else:
+        assert split.numel() == 0
+    assert ops.linear_split_weight(w.cpu()).numel() == 0
+    for res in (None, r):
+        assert torch.equal(ops.linear(x, w, b, res, split), ops.linear(x, w, b, res))
+    if split.numel():
+        other = ops.linear_split_weight(torch.randn(n + 128, k, device="cuda"))
+        with pytest.raises(RuntimeError, match=r"linear: the weight split has \d+ bytes but W"):
+            ops.linear(x, w, b, None, other)
+        with pytest.raises(RuntimeError, match=r"weight_split must be what linear_split_weight"):
+            ops.linear(x, w, b, None, split.double())
 
 
 @needs_cuda

@@ -43,6 +43,8 @@
 //                 (src/cuda/sm90a/linear_wgmma.cu). The only variants for heads and a second
 //                 input: then K % 32 == 0 (with heads) and N / blocks a multiple of 128 (a tile
 //                 never spans two heads), X2 and W2 by X's and W's operand rules.
+//                 A split made once (linear_split_weight) and passed as LinearArgs::w_split
+//                 saves that launch where W does not change between calls.
 //   The CPU and other CUDA cases are left to the caller's BLAS (the torch layer: at::linear);
 //   linear() throws when no variant is eligible, so that a caller never gets a silent fallback.
 //
@@ -67,6 +69,12 @@ struct LinearArgs {
   int64_t blocks = 1;           // heads: X is M x (blocks K), output column j reads block j / (N / blocks)
   DenseView X2{};               // M x K2 second input for every column, or absent (K2 = 0)
   DenseView W2{};               // N x K2, with X2
+  // W (and W2) as the wgmma variants read them (linear_split_weight), made once by a caller whose
+  // weights do not change between calls (an inference loop), or null: those variants split them on
+  // every call (a launch and an allocation of their own). Not with w_transposed; the other
+  // variants ignore it.
+  const void* w_split = nullptr;
+  size_t w_split_bytes = 0;
 
   int64_t n() const { return w_transposed ? W.cols : W.rows; }  // output width N
   int64_t k() const { return w_transposed ? W.rows : W.cols; }  // input width K of one block
@@ -81,6 +89,16 @@ void linear(const LinearArgs& args, const Exec& exec, const std::string& variant
 bool linear_supported(const LinearArgs& args, const Exec& exec);
 tune::Registry<LinearArgs>& linear_registry();
 void validate_linear(const LinearArgs& args);
+
+// The split copy for LinearArgs::w_split of an N x K weight W and, for a second input, its N x K2
+// W2 (absent: cols 0): the hi and lo tf32 parts in the wgmma tiles' layout, 8 bytes per weight
+// (rounded up to whole tiles); with heads it is W's (one block's K wide) as it is.
+// linear_split_weight_bytes is 0 where no variant reads one: not fp32, not on a compute capability
+// 9.0 device, or a build without wgmma code. linear_split_weight writes it into `out` (that many
+// bytes, device memory on W's device), queued on exec's stream; it stays valid while W's and
+// W2's values do not change.
+size_t linear_split_weight_bytes(const DenseView& W, const DenseView& W2 = {});
+void linear_split_weight(const DenseView& W, const DenseView& W2, void* out, size_t bytes, const Exec& exec);
 
 // The projection's parameter gradients in one pass over dY: dW = dY^T X and, when db is given,
 // db = the column sums of dY (a Linear's weight and bias gradients).

@@ -23,8 +23,12 @@ devices and inputs that are not 2-D floating tensors of the weight's dtype go th
 itself, and so does any Linear with forward hooks (torch.nn.utils.prune, for one, recomputes the
 weight in a pre-hook) or of a subclass.
 """
+import os
+
 import torch
 from torch import Tensor
+
+from .._memo import TensorMemo
 
 _ops = torch.ops.tessera
 # Outputs from this size go on huge pages (src/torch/outputs.hpp); below it, or with
@@ -52,10 +56,74 @@ def _tensor_cores(x: Tensor) -> bool:
     return x.is_cuda and x.dtype == torch.float32 and _fp32_exact()
 
 
-def linears(lins, x: Tensor):
+class PreparedWeights:
+    """A layer's Linears as tessera.linear reads them without autograd, kept while their parameters
+    are unchanged (tessera._memo: an optimizer step, load_state_dict, torch.nn.init or Module.to()
+    makes them again): per group of Linears projected together, their weights stacked into one
+    [sum of out_features, in] matrix, their biases likewise (zeros for a Linear without one), and
+    the stack's split for the wgmma kernels (tessera.linear_split_weight; None where none reads
+    one). A group is then one kernel launch, where it was a split and a product per Linear: on
+    Cora and PubMed a layer's forward is its host path, and the Transformer's q, k, v and skip
+    projections were 8 of its 9 launches. Only without autograd, where nothing differentiates
+    through the stack and the parameters do not change between calls (an inference loop); training
+    keeps tessera.linears, whose backward is per Linear. TESSERA_LINEAR_PREPARED=0 turns this and
+    every kept split (weight_split) off, for A/B measurements."""
+    __slots__ = ("_memos",)
+
+    def __init__(self):
+        self._memos = {}
+
+    def __reduce__(self):  # copies and pickles start empty: the stacks are remade from the parameters
+        return PreparedWeights, ()
+
+    def get(self, lins):
+        """(weight, bias, split) of these Linears, stacked in their order."""
+        memo = self._memos.get(tuple(map(id, lins)))
+        if memo is None:  # the layer's own Linears: their ids are stable while it lives
+            memo = self._memos[tuple(map(id, lins))] = TensorMemo()
+        return memo.get([t for lin in lins for t in (lin.weight, lin.bias)], lambda: _stack(lins))
+
+
+def _stack(lins):
+    with torch.no_grad():
+        w = lins[0].weight if len(lins) == 1 else torch.cat([lin.weight for lin in lins])
+        b = None
+        if any(lin.bias is not None for lin in lins):
+            b = torch.cat([lin.weight.new_zeros(lin.out_features) if lin.bias is None else lin.bias
+                           for lin in lins]) if len(lins) > 1 else lins[0].bias
+        return w.detach(), None if b is None else b.detach(), weight_split(w)
+
+
+def weight_split(w: Tensor, w2: Tensor = None):
+    """w (and a linear_heads call's weight2) as tessera's wgmma projection kernels read them
+    (tessera.linear_split_weight), for a caller that keeps it while they are unchanged; None where
+    no kernel reads one (CPU, other dtypes and devices)."""
+    if not _PREPARED:
+        return None
+    split = _ops.linear_split_weight(w.detach(), None if w2 is None else w2.detach())
+    return split if split.numel() else None
+
+
+def _prepared_product(prepared: PreparedWeights, lins, x: Tensor, residual=None):
+    """[lin(x) for lin in lins] (+ residual, one Linear) from the prepared stack: one tessera.linear,
+    the projections its output's column blocks."""
+    w, b, split = prepared.get(lins)
+    y = _ops.linear(x, w, b, residual, split)
+    return [y] if len(lins) == 1 else list(y.split([lin.out_features for lin in lins], dim=1))
+
+
+def _use_prepared(prepared, x: Tensor) -> bool:
+    return _PREPARED and prepared is not None and not torch.is_grad_enabled() and _tensor_cores(x)
+
+
+_PREPARED = os.environ.get("TESSERA_LINEAR_PREPARED", "1") != "0"
+
+
+def linears(lins, x: Tensor, prepared: "PreparedWeights" = None):
     """[lin(x) for lin in lins]: on CUDA in fp32, tessera's tensor-core projection (tf32x3: fp32-level
     error, 1.24-1.43x cuBLAS's fp32 SGEMM on the H200) unless the user allowed TF32, several of them
-    as one op (_as_one_op); on the CPU one op for any large output or dx; otherwise each Linear
+    as one op (_as_one_op), or without autograd, with the layer's `prepared` weights, one product
+    (PreparedWeights); on the CPU one op for any large output or dx; otherwise each Linear
     itself."""
     lins = list(lins)
     # The device is checked first and alone: on a GPU this runs on every layer call's host path,
@@ -65,6 +133,8 @@ def linears(lins, x: Tensor):
         if not _tensor_cores(x):
             return [lin(x) for lin in lins]
         fast = [_fast_path(lin, x) for lin in lins]
+        if all(fast) and _use_prepared(prepared, x):
+            return _prepared_product(prepared, lins, x)
         if len(lins) > 1 and all(fast):
             return _as_one_op(lins, x)
         return [_ops.linear(x, lin.weight, lin.bias) if f else lin(x) for lin, f in zip(lins, fast)]
@@ -92,21 +162,24 @@ def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:
     return out.add_(other)
 
 
-def linear_add(lin: torch.nn.Linear, x: Tensor, out: Tensor) -> Tensor:
+def linear_add(lin: torch.nn.Linear, x: Tensor, out: Tensor, prepared: PreparedWeights = None) -> Tensor:
     """out + lin(x) for an `out` the layer just made (see add_to_fresh). On CUDA in fp32, unless the
     user allowed TF32: one tessera.linear with `out` as its residual, the projection and the sum in
     one kernel, so no [N, out_features] projection is written and read back (TransformerConv's
     lin_skip: a 2^20 x 128 -> 256 projection wrote 1 GiB, and its add moved 3 GiB more). The sum
-    rounds as out + lin(x) does. Otherwise the projection, then add_to_fresh."""
+    rounds as out + lin(x) does. Without autograd, with the layer's `prepared` weights, the kernel
+    launches no split of the weight (PreparedWeights). Otherwise the projection, then add_to_fresh."""
     if _tensor_cores(x) and _fast_path(lin, x) and out.dtype == x.dtype and \
             out.shape == (x.size(0), lin.out_features):
+        if _use_prepared(prepared, x):
+            return _prepared_product(prepared, [lin], x, out)[0]
         return _ops.linear(x, lin.weight, lin.bias, out)
     return add_to_fresh(out, linear(lin, x))
 
 
-def linear(lin: torch.nn.Linear, x: Tensor) -> Tensor:
+def linear(lin: torch.nn.Linear, x: Tensor, prepared: PreparedWeights = None) -> Tensor:
     """lin(x), with the output (and dx) on the ops' output memory when it is a large CPU tensor."""
-    return linears([lin], x)[0]
+    return linears([lin], x, prepared)[0]
 
 
 def _torch_tf32(x: Tensor) -> bool:
@@ -124,30 +197,39 @@ def products(x: Tensor, weights, biases):
     return list(_ops.linears(x, list(weights), list(biases)))
 
 
-def heads_product(x: Tensor, weight: Tensor, bias=None, x2=None, weight2=None, bias2=None) -> Tensor:
+def product(x: Tensor, weight: Tensor, bias=None, split=None) -> Tensor:
+    """products(x, [weight], [bias])[0], or with weight's kept split (weight_split, made without
+    autograd) one tessera.linear that launches no split of its own."""
+    if split is not None and _tensor_cores(x):
+        return _ops.linear(x, weight, bias, None, split)
+    return products(x, [weight], [bias])[0]
+
+
+def heads_product(x: Tensor, weight: Tensor, bias=None, x2=None, weight2=None, bias2=None, split=None) -> Tensor:
     """Per-head projections side by side, plus one every head shares: head h's column block of x
     (weight's in_features wide) times weight's row block h (+ bias), written into column block h of
     one output, + x2 weight2^T + bias2 over all of them (x2, weight2, bias2 optional). One
     tessera.linear_heads op (src/torch/linear_heads_op.cpp): on CUDA fp32 on compute capability
     9.0 one launch of tessera's tf32x3 wgmma projection, so the shared projection costs no pass
     over the output of its own; elsewhere a product per head and the shared one added. Unless the
-    user allowed TF32: then torch's linear, as linears() does."""
+    user allowed TF32: then torch's linear, as linears() does. split: weight_split(weight, weight2),
+    kept by the caller while they are unchanged (the kernel then launches no split of its own)."""
     if _torch_tf32(x):
         heads = x.size(1) // weight.size(1)
         bs = bias.chunk(heads) if bias is not None else [None] * heads
         y = torch.cat([torch.nn.functional.linear(xh, wh, bh)
                        for xh, wh, bh in zip(x.chunk(heads, 1), weight.chunk(heads), bs)], dim=1)
         return y if x2 is None else y + torch.nn.functional.linear(x2, weight2, bias2)
-    return _ops.linear_heads(x, weight, bias, x2, weight2, bias2)
+    return _ops.linear_heads(x, weight, bias, x2, weight2, bias2, split)
 
 
-def project(pairs):
+def project(pairs, prepared: PreparedWeights = None):
     """[lin(x) for lin, x in pairs], the Linears that read the same tensor through one linears()."""
     groups = {}
     for i, (lin, x) in enumerate(pairs):
         groups.setdefault(id(x), (x, []))[1].append(i)
     outs = [None] * len(pairs)
     for x, idx in groups.values():
-        for i, y in zip(idx, linears([pairs[i][0] for i in idx], x)):
+        for i, y in zip(idx, linears([pairs[i][0] for i in idx], x, prepared)):
             outs[i] = y
     return outs

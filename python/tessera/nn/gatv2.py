@@ -32,7 +32,7 @@ from torch.nn import Parameter
 from ..graph import (Graph, GraphCache, check_graph_size, is_sparse_adjacency, is_torch_sparse_tensor,
                      sparse_with_values)
 from ._inputs import edge_index_shape, layer_inputs, node_feature_pair
-from ._linear import add_to_fresh, project
+from ._linear import PreparedWeights, add_to_fresh, project
 
 _ops = torch.ops.tessera
 
@@ -265,6 +265,7 @@ class GATv2Conv(torch.nn.Module):
         self.share_weights = share_weights
         self.residual = residual
         self._graph_cache = GraphCache()
+        self._prepared = PreparedWeights()  # the projections without autograd (_linear.PreparedWeights)
         self.lin_l = _pyg_linear(in_l, heads * out_channels, bias, glorot=True)
         self.lin_r = self.lin_l if share_weights else _pyg_linear(in_r, heads * out_channels, bias, glorot=True)
         self.att = Parameter(torch.empty(1, heads, out_channels))
@@ -334,7 +335,7 @@ class GATv2Conv(torch.nn.Module):
         # On the CPU the projections reading one tensor are one autograd node (_linear.project).
         pairs = [(self.lin_l, x_src)] + ([] if shared else [(self.lin_r, x_dst)]) + \
             ([(self.res, x_dst)] if self.res is not None else [])
-        outs = project(pairs)
+        outs = project(pairs, getattr(self, "_prepared", None))  # absent on modules pickled before it
         x_l = outs[0]
         x_r = x_l if shared else outs[1]
         res = outs[-1] if self.res is not None else None

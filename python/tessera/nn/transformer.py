@@ -35,7 +35,8 @@ from torch import Tensor
 
 from .._memo import TensorMemo
 from ..graph import Graph, GraphCache, is_sparse_adjacency
-from ._linear import add_to_fresh, heads_product, linear, linear_add, products, project
+from ._linear import (PreparedWeights, add_to_fresh, heads_product, linear, linear_add, product, project,
+                      weight_split)
 from ._inputs import layer_inputs, node_feature_pair
 from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_attention_request, fused_attention,
                     sparse_adjacency_graph)
@@ -82,6 +83,7 @@ class TransformerConv(torch.nn.Module):
         self.edge_dim = edge_dim
         self._graph_cache = GraphCache()
         self._folded_memo = TensorMemo()  # _folded_operators' (m, c), without autograd
+        self._prepared = PreparedWeights()  # the projections without autograd (_linear.PreparedWeights)
         self.lin_key = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
         self.lin_query = _pyg_linear(in_dst, heads * out_channels, True, glorot=False)
         self.lin_value = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
@@ -183,7 +185,7 @@ class TransformerConv(torch.nn.Module):
         pairs = [(self.lin_query, x[1]), (self.lin_key, x[0]), (self.lin_value, x[0])]
         if early_skip:
             pairs.append((self.lin_skip, x[1]))
-        outs = project(pairs)
+        outs = project(pairs, getattr(self, "_prepared", None))  # absent on modules pickled before it
         return outs[0], outs[1], outs[2], outs[3] if early_skip else None
 
     def _folded_attention(self, g: AttentionGraph, x_dst: Tensor, x_src: Tensor, want_alpha: bool):
@@ -203,11 +205,11 @@ class TransformerConv(torch.nn.Module):
         head; the products are [N, K_dst] x [K_dst, H K] and H [N, K] x [K, C], against [N, K] x
         [K, H C] three times. Rounding differs from the unfolded form's at fp32 level."""
         H, C = self.heads, self.out_channels
-        m, c = self._folded_operators(x_dst.dtype, x_src.size(-1), x_dst.size(-1))
+        m, c, m_split, v_split, v_bias = self._folded_operators(x_dst, x_src.size(-1))
         b_k, b_v = self.lin_key.bias, self.lin_value.bias
         if b_v is not None and b_k is not None and b_k.requires_grad and torch.is_grad_enabled():
             b_v = b_v + 0 * b_k  # b_k's exact zero gradient, so that an optimizer sees it as PyG's
-        query = products(x_dst, [m], [c])[0]  # [N_dst, H K]: head h's query in columns h K ..
+        query = product(x_dst, m, c, m_split)  # [N_dst, H K]: head h's query in columns h K ..
         agg, alpha = fused_attention("transformer", g, query, x_src, x_src, None, H, 0.2, 1.0 / math.sqrt(C),
                                      self.dropout, self.training, want_alpha, alpha_after_dropout=False)
         del query
@@ -216,20 +218,29 @@ class TransformerConv(torch.nn.Module):
         # the mask (a [N, H*C] masked copy of the gradient cost 27 ms a call on the development machine).
         mask = g.graph.nonempty_rows() if b_v is not None else None
         skip = (x_dst, self.lin_skip.weight, self.lin_skip.bias) if self._skip_in_fold() else (None, None, None)
-        out = heads_product(agg, self.lin_value.weight, b_v if mask is None else None, *skip)  # agg's column blocks
+        if v_split is not None and mask is None:  # the kept sum of b_v and the skip's bias: no add per call
+            out = heads_product(agg, self.lin_value.weight, v_bias, skip[0], skip[1], None, v_split)
+        else:  # agg's column blocks
+            out = heads_product(agg, self.lin_value.weight, b_v if mask is None else None, *skip, v_split)
         del agg
         if mask is not None:
             out = out.addmm_(mask.to(out.dtype), b_v.view(1, -1))
         return out, alpha
 
-    def _folded_operators(self, dtype: torch.dtype, k_src: int, k_dst: int):
+    def _folded_operators(self, x_dst: Tensor, k_src: int):
         """_folded_attention's query operators: m = the heads' W_k,h^T W_q,h stacked, [H K, K_dst],
         and c = the heads' W_k,h^T b_q,h stacked, [H K] (None without a query bias), computed in fp32
-        at least and rounded once to dtype. Without autograd they are a function of three parameters
-        only, so they are kept for the next such call while those are unchanged (tessera._memo:
-        an optimizer step, load_state_dict, torch.nn.init, Module.to() or a new Parameter makes them
-        again). On PubMed the folded forward is host-bound, and these are two bmm launches and about
-        ten tensor ops of it. TESSERA_TRANSFORMER_FOLD_MEMO=0 makes them on every call."""
+        at least and rounded once to x_dst's dtype. Without autograd they are a function of the
+        parameters only, so they are kept for the next such call while those are unchanged
+        (tessera._memo: an optimizer step, load_state_dict, torch.nn.init, Module.to() or a new
+        Parameter makes them again), and so are what the two products would make on every call
+        (None with autograd): m's split for the projection kernel (weight_split), lin_value's
+        (with lin_skip's where the last product adds the skip) and the bias of that product (b_v
+        plus lin_skip's bias there). On PubMed the folded forward is host-bound, and these are two
+        bmm launches, two splits, an add and about ten tensor ops of it.
+        TESSERA_TRANSFORMER_FOLD_MEMO=0 makes them on every call."""
+        dtype, k_dst = x_dst.dtype, x_dst.size(-1)
+
         def make():
             H, C = self.heads, self.out_channels
             wide = torch.promote_types(dtype, torch.float32)
@@ -241,9 +252,19 @@ class TransformerConv(torch.nn.Module):
 
         memo = getattr(self, "_folded_memo", None)  # absent on modules pickled before the memo
         if not _FOLD_MEMO or torch.is_grad_enabled() or memo is None:
-            return make()
-        params = (self.lin_key.weight, self.lin_query.weight, self.lin_query.bias)
-        return memo.get(params, make, extra=(dtype, k_src, k_dst))
+            return (*make(), None, None, None)
+        skip = self.lin_skip if self._skip_in_fold() else None
+        params = (self.lin_key.weight, self.lin_query.weight, self.lin_query.bias, self.lin_value.weight,
+                  self.lin_value.bias) + ((skip.weight, skip.bias) if skip is not None else ())
+
+        def make_kept():
+            m, c = make()
+            with torch.no_grad():
+                b_v, b_s = self.lin_value.bias, None if skip is None else skip.bias
+                v_bias = b_v + b_s if b_v is not None and b_s is not None else b_v if b_s is None else b_s
+            v_split = weight_split(self.lin_value.weight, None if skip is None else skip.weight)
+            return m, c, weight_split(m), v_split, v_bias
+        return memo.get(params, make_kept, extra=(dtype, k_src, k_dst, skip is not None))
 
     def _finish(self, out: Tensor, x, attention, x_r: Optional[Tensor] = None, skip_added: bool = False):
         """The mean over heads (not concat), the root weight (lin_skip(x_dst), beta-gated or added
@@ -253,10 +274,11 @@ class TransformerConv(torch.nn.Module):
             out = out.view(-1, H, C).mean(dim=1)
         if self.root_weight and not skip_added:
             if self.lin_beta is None:  # out + lin_skip(x_dst): on CUDA one kernel
-                out = add_to_fresh(out, x_r) if x_r is not None else linear_add(self.lin_skip, x[1], out)
+                out = add_to_fresh(out, x_r) if x_r is not None else \
+                    linear_add(self.lin_skip, x[1], out, getattr(self, "_prepared", None))
             else:
                 if x_r is None:
-                    x_r = linear(self.lin_skip, x[1])
+                    x_r = linear(self.lin_skip, x[1], getattr(self, "_prepared", None))
                 b = self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)).sigmoid()
                 out = b * x_r + (1 - b) * out
         return (out, attention) if attention is not None else out

@@ -207,16 +207,30 @@ int padded_k(const ops::LinearArgs& a) { return padded(a.k()) + padded(a.X2.cols
 int padded_n(const ops::LinearArgs& a) { return int((a.n() + BN - 1) / BN * BN); }
 }  // namespace
 
-SplitWeight::SplitWeight(const ops::LinearArgs& a, const Exec& exec)
-    : kp(padded_k(a)), split(exec, 2 * size_t(padded_n(a)) * size_t(kp) * sizeof(float)) {
-  const int n = int(a.n()), k = int(a.k()), np = padded_n(a);
+namespace {
+// Queues split_weight_kernel: W (n x k, or k x n with wt) and W2 (n x k2) into split (np x kp).
+void write_split(const float* w, int64_t ldw, int n, int k, bool wt, const float* w2, int64_t ldw2, int k2,
+                 uint32_t* split, int np, int kp, cudaStream_t s) {
   TESSERA_CHECK(int64_t(np) * kp < (int64_t(1) << 31), "linear: a ", n, " x ", kp, " weight is too large for the wgmma tiles");
   if (kp == 0) return;
   const int count = np * kp;
-  split_weight_kernel<<<unsigned((count + 255) / 256), 256, 0, tessera::cuda_stream(exec.stream)>>>(
-      a.W.as<const float>(), a.W.ld, n, k, a.w_transposed, a.has_x2() ? a.W2.as<const float>() : nullptr, a.W2.ld,
-      int(a.X2.cols), padded(k), split.as<uint32_t>(), np, kp);
+  split_weight_kernel<<<unsigned((count + 255) / 256), 256, 0, s>>>(w, ldw, n, k, wt, w2, ldw2, k2, padded(k), split,
+                                                                      np, kp);
   TESSERA_CUDA_LAUNCH_CHECK();
+}
+}  // namespace
+
+SplitWeight::SplitWeight(const ops::LinearArgs& a, const Exec& exec) : kp(padded_k(a)) {
+  if (a.w_split != nullptr) {  // validate_linear checked it is a plain W's, of this shape
+    split = static_cast<const float*>(a.w_split);
+    return;
+  }
+  const int np = padded_n(a);
+  owned = std::make_unique<Scratch>(exec, 2 * size_t(np) * size_t(kp) * sizeof(float));
+  split = owned->as<const float>();
+  write_split(a.W.as<const float>(), a.W.ld, int(a.n()), int(a.k()), a.w_transposed,
+              a.has_x2() ? a.W2.as<const float>() : nullptr, a.W2.ld, int(a.X2.cols), owned->as<uint32_t>(), np, kp,
+              tessera::cuda_stream(exec.stream));
 }
 
 CUtensorMap x_boxes(const Params& p, int box_rows) {
@@ -259,6 +273,31 @@ int linear_wgmma_preferred(const LinearArgs& a, int device_index) {
   const int64_t t128 = ((a.X.rows + 127) / 128) * n_tiles, t64 = ((a.X.rows + 63) / 64) * n_tiles;
   if (2 * t128 < sms) return 0;
   return tessera::cuda::wave_fill(t64, slots) > 1.1 * tessera::cuda::wave_fill(t128, slots) ? 1 : 2;
+}
+
+namespace {
+LinearArgs weights_only(const DenseView& W, const DenseView& W2) {  // what the split reads of a call's args
+  LinearArgs a;
+  a.W = W;
+  a.W2 = W2;
+  a.X2.cols = W2.cols;
+  return a;
+}
+}  // namespace
+
+size_t linear_wgmma_split_bytes(const DenseView& W, const DenseView& W2) {
+  namespace lw = tessera::cuda::linear_wgmma;
+  if (cuda_compute_capability(W.device.index) != 90) return 0;
+  const LinearArgs a = weights_only(W, W2);
+  return 2 * size_t(lw::padded_n(a)) * size_t(lw::padded_k(a)) * sizeof(float);
+}
+
+void linear_wgmma_split_weight(const DenseView& W, const DenseView& W2, void* out, const Exec& exec) {
+  namespace lw = tessera::cuda::linear_wgmma;
+  const LinearArgs a = weights_only(W, W2);
+  lw::write_split(W.as<const float>(), W.ld, int(W.rows), int(W.cols), false,
+                  W2.cols > 0 ? W2.as<const float>() : nullptr, W2.ld, int(W2.cols), static_cast<uint32_t*>(out),
+                  lw::padded_n(a), lw::padded_k(a), cuda_stream(exec.stream));
 }
 
 void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, int warpgroups) {

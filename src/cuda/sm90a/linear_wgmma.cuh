@@ -3,6 +3,7 @@
 // linear_wgmma_resident.cu keeps one n-tile of it in shared memory): the n-tile width, W's split
 // copy and the epilogue that writes a warpgroup's 64 x 128 accumulator.
 #include <cstdint>
+#include <memory>
 
 #include "cuda/ops/linear_launch.cuh"  // Params, kBK
 #include "cuda/sm90a/tma.cuh"    // CUtensorMap
@@ -22,12 +23,13 @@ constexpr int BN = 128;            // the wgmma n: columns of Y per tile
 // and one n-tile's whole K is contiguous too. Rows past N and columns past K are zeros; each step's
 // columns are in wgmma_layout::slice_column order. Built by the constructor, queued on exec's
 // stream into scratch from exec's allocator (stream-ordered: free to reuse once the product queued
-// after it has run).
+// after it has run), or the caller's (LinearArgs::w_split, validated against W's shape).
 struct SplitWeight {
   SplitWeight(const ops::LinearArgs& a, const Exec& exec);
-  int kp;         // K rounded up to whole steps of kBK
-  Scratch split;  // 2 x N rounded up to BN x kp tf32 values
-  const float* data() const { return split.as<const float>(); }
+  int kp;                          // K rounded up to whole steps of kBK
+  std::unique_ptr<Scratch> owned;  // 2 x N rounded up to BN x kp tf32 values, unless the caller's
+  const float* split = nullptr;
+  const float* data() const { return split; }
 };
 
 // X's TMA map in boxes of box_rows x kBK (zero-filled past M and K), after checking that its rows

@@ -33,6 +33,10 @@ void linear_wgmma_cuda(const LinearArgs& a, const Exec& exec, int warpgroups);
 bool linear_wgmma_resident_eligible(const LinearArgs& a);
 bool linear_wgmma_resident_preferred(const LinearArgs& a, int device_index);
 void linear_wgmma_resident_cuda(const LinearArgs& a, const Exec& exec);
+// W's (and W2's) split as both wgmma variants read it (LinearArgs::w_split): its bytes on W's
+// device (0 where those variants cannot run), and the split written into `out`.
+size_t linear_wgmma_split_bytes(const DenseView& W, const DenseView& W2);
+void linear_wgmma_split_weight(const DenseView& W, const DenseView& W2, void* out, const Exec& exec);
 
 void linear_weight_grad_reference(const LinearGradArgs& a);
 // dW = dY^T X (+ db) on Hopper's wgmma (cuda/sm90a/linear_weight_grad.cu; built when

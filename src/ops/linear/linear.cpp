@@ -148,6 +148,41 @@ void validate_linear(const LinearArgs& a) {
     const bool same = a.R.data == a.Y.data && a.R.ld == a.Y.ld;
     TESSERA_CHECK(same || !overlaps(a.Y, a.R), "linear: residual R overlaps Y without being Y");
   }
+  if (a.w_split != nullptr) {
+    TESSERA_CHECK(!a.w_transposed, "linear: a weight split (w_split) is for an N x K weight, not W given K x N");
+    const size_t want = linear_split_weight_bytes(a.W, a.has_x2() ? a.W2 : DenseView{});
+    TESSERA_CHECK(a.w_split_bytes == want, "linear: the weight split has ", a.w_split_bytes, " bytes but W (",
+                  a.W.rows, " x ", a.W.cols, ", ", dtype_name(a.W.dtype), " on ", a.W.device.str(), ") needs ", want,
+                  want == 0 ? " (no variant reads a split there)" : " (made for another W?)");
+  }
+}
+
+size_t linear_split_weight_bytes(const DenseView& W, const DenseView& W2) {
+#ifdef TESSERA_WITH_WGMMA
+  const bool w2_fits = W2.cols == 0 || (W2.dtype == W.dtype && W2.device == W.device && W2.rows == W.rows);
+  if (W.device.is_cuda() && W.dtype == DType::f32 && w2_fits) return detail::linear_wgmma_split_bytes(W, W2);
+#endif
+  (void)W;
+  (void)W2;
+  return 0;
+}
+
+void linear_split_weight(const DenseView& W, const DenseView& W2, void* out, size_t bytes, const Exec& exec) {
+  check_matrix(W, "W");
+  check_matrix(W2, "W2 (second weight)");
+  TESSERA_CHECK(W2.cols == 0 || (W2.rows == W.rows && W2.dtype == W.dtype && W2.device == W.device),
+                "linear_split_weight: W2 is ", W2.rows, " x ", W2.cols, " ", dtype_name(W2.dtype), " on ",
+                W2.device.str(), " but W is ", W.rows, " x ", W.cols, " ", dtype_name(W.dtype), " on ", W.device.str());
+  const size_t want = linear_split_weight_bytes(W, W2);
+  TESSERA_CHECK(want > 0, "linear_split_weight: no variant reads a split of a ", dtype_name(W.dtype), " weight on ",
+                W.device.str());
+  TESSERA_CHECK(bytes == want, "linear_split_weight: `out` has ", bytes, " bytes, a ", W.rows, " x ", W.cols,
+                " weight's split needs ", want);
+  TESSERA_CHECK(exec.device == W.device, "linear_split_weight: exec on ", exec.device.str(), " but W is on ",
+                W.device.str());
+#ifdef TESSERA_WITH_WGMMA
+  detail::linear_wgmma_split_weight(W, W2, out, exec);
+#endif
 }
 
 tune::Registry<LinearArgs>& linear_registry() {
