@@ -234,6 +234,65 @@ def test_transformer_fold_rule_on_cuda_follows_size_and_autograd(seed, monkeypat
         torch.testing.assert_close(out, ref.transformer_conv(wide, x, mid)[0], rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("cls,kwargs,fold", [(GATv2Conv, {}, ""), (GATv2Conv, {"residual": True, "concat": False}, ""),
+                                             (GATv2Conv, {"share_weights": True}, ""),
+                                             (TransformerConv, {}, "0"), (TransformerConv, {"beta": True}, "0"),
+                                             (TransformerConv, {}, "1"), (TransformerConv, {"concat": False}, "1"),
+                                             (TransformerConv, {"full": True}, "1")])
+def test_prepared_projections_are_the_layers_own(seed, cls, kwargs, fold, monkeypatch):
+    """The layers' inference path with prepared projections (_linear.PreparedWeights, the folded
+    form's kept splits and bias), which runs on CUDA fp32, taken here on the CPU in double: the
+    tensor-core test forced true and a stand-in split that the CPU ops ignore. The outputs are the
+    training-mode ones (to rounding) and PyG's semantics, groups of Linears are stacked once and
+    kept, and an optimizer step or an in-place change of a projection makes them again."""
+    import tessera.nn._linear as linear_mod
+    import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", fold)
+    monkeypatch.setattr(transformer, "_FOLD_MEMO", True)
+    monkeypatch.setattr(linear_mod, "_PREPARED", True)
+    monkeypatch.setattr(linear_mod, "_tensor_cores", lambda x: True)
+    stand_in = torch.zeros(1, dtype=torch.float64)
+    monkeypatch.setattr(linear_mod, "weight_split", lambda w, w2=None: stand_in)
+    monkeypatch.setattr(transformer, "weight_split", lambda w, w2=None: stand_in)
+    stacked = []
+    real_stack = linear_mod._stack
+    monkeypatch.setattr(linear_mod, "_stack", lambda lins: stacked.append(len(lins)) or real_stack(lins))
+    kwargs = dict(kwargs)
+    full = kwargs.pop("full", False)  # every row with an entry: the folded b_v inside the last product
+    mod = cls(12, 12 if fold == "1" else 6, heads=3, **kwargs).double()
+    x, ei = torch.randn(60, 12, dtype=torch.float64), random_edges(60, 60, 300)
+    if full:
+        ei = torch.cat([ei, torch.arange(60).repeat(2, 1)], 1)
+    oracle = ref.gatv2_conv if cls is GATv2Conv else ref.transformer_conv
+    opt = torch.optim.SGD(mod.parameters(), lr=0.5)
+
+    def agree():
+        trained = mod(x, ei)
+        with torch.no_grad():
+            inferred = mod(x, ei)
+            torch.testing.assert_close(inferred, trained.detach(), rtol=1e-12, atol=1e-12)
+            torch.testing.assert_close(inferred, oracle(mod, x, ei)[0], rtol=1e-9, atol=1e-9)
+        return trained
+    agree()
+    # GATv2: lin_l and lin_r (and res) as one group, one Linear when shared; the unfolded
+    # Transformer: q, k, v and, on the CPU, lin_skip (_project's early skip; on CUDA it is a group of
+    # its own after the attention); folded: no Linear group (its products are kept apart).
+    want = {GATv2Conv: [1 if kwargs.get("share_weights") else 3 if kwargs.get("residual") else 2],
+            TransformerConv: [4] if fold == "0" else []}[cls]
+    assert stacked == want
+    stacked.clear()
+    agree()
+    assert stacked == []  # kept
+    trained = agree()
+    (trained * torch.randn_like(trained)).sum().backward()
+    opt.step()
+    agree()
+    assert stacked == want  # made again
+    with torch.no_grad():
+        (mod.lin_l if cls is GATv2Conv else mod.lin_value).weight.mul_(-1)
+    agree()
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the prepared projections run on the GPU machine")
 @pytest.mark.parametrize("cls,kwargs,fold", [(GATv2Conv, {}, ""), (GATv2Conv, {"residual": True, "concat": False}, ""),
                                              (TransformerConv, {}, "0"), (TransformerConv, {"beta": True}, "0"),

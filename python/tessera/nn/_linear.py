@@ -126,6 +126,8 @@ def linears(lins, x: Tensor, prepared: "PreparedWeights" = None):
     (PreparedWeights); on the CPU one op for any large output or dx; otherwise each Linear
     itself."""
     lins = list(lins)
+    if _use_prepared(prepared, x) and all(_fast_path(lin, x) for lin in lins):  # False at once with autograd
+        return _prepared_product(prepared, lins, x)
     # The device is checked first and alone: on a GPU this runs on every layer call's host path,
     # which is the layer's whole time on small graphs (the full checks took ~2 us per call on the
     # development machine, 0.3 us with the device first).
@@ -133,8 +135,6 @@ def linears(lins, x: Tensor, prepared: "PreparedWeights" = None):
         if not _tensor_cores(x):
             return [lin(x) for lin in lins]
         fast = [_fast_path(lin, x) for lin in lins]
-        if all(fast) and _use_prepared(prepared, x):
-            return _prepared_product(prepared, lins, x)
         if len(lins) > 1 and all(fast):
             return _as_one_op(lins, x)
         return [_ops.linear(x, lin.weight, lin.bias) if f else lin(x) for lin, f in zip(lins, fast)]
