@@ -304,8 +304,10 @@ def test_cuda_inference_projects_with_prepared_weights(seed, cls, kwargs, fold, 
     call launches no weight split on a compute capability 9.0 device and one projection kernel per
     group, and after an optimizer step (and an in-place change of one weight) the output follows
     the new parameters and PyG's semantics."""
+    import tessera.nn._linear as linear_mod
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", fold)
+    monkeypatch.setattr(linear_mod, "_PREPARED", True)  # off by default until measured on the GPU machine
     mod = cls(64, 64 if fold == "1" else 32, heads=4, **kwargs).cuda()
     x, ei = torch.randn(2708, 64, device="cuda"), random_edges(2708, 2708, 12000, "cuda")
     oracle = ref.gatv2_conv if cls is GATv2Conv else ref.transformer_conv

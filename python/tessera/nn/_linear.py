@@ -66,8 +66,9 @@ class PreparedWeights:
     Cora and PubMed a layer's forward is its host path, and the Transformer's q, k, v and skip
     projections were 8 of its 9 launches. Only without autograd, where nothing differentiates
     through the stack and the parameters do not change between calls (an inference loop); training
-    keeps tessera.linears, whose backward is per Linear. TESSERA_LINEAR_PREPARED=0 turns this and
-    every kept split (weight_split) off, for A/B measurements."""
+    keeps tessera.linears, whose backward is per Linear. TESSERA_LINEAR_PREPARED=1 turns this and
+    every kept split (weight_split) on; it is off by default until its GPU tests and its A/B
+    measurement have run on the GPU machine (written 2026-12-06, when no device time was left)."""
     __slots__ = ("_memos",)
 
     def __init__(self):
@@ -116,7 +117,7 @@ def _use_prepared(prepared, x: Tensor) -> bool:
     return _PREPARED and prepared is not None and not torch.is_grad_enabled() and _tensor_cores(x)
 
 
-_PREPARED = os.environ.get("TESSERA_LINEAR_PREPARED", "1") != "0"
+_PREPARED = os.environ.get("TESSERA_LINEAR_PREPARED", "0") == "1"
 
 
 def linears(lins, x: Tensor, prepared: "PreparedWeights" = None):
