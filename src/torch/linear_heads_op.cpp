@@ -111,15 +111,7 @@ bool heads_into(const at::Tensor& y, const at::Tensor& x_in, const at::Tensor& w
     bias = bias.contiguous();
     a.bias = bias.data_ptr();
   }
-  if (w_split.defined() && w_split.numel() > 0) {  // linear_split_weight(weight, weight2): as tessera::linear checks it
-    TESSERA_CHECK(w_split.device() == x.device() && w_split.scalar_type() == at::kFloat && w_split.dim() == 1 &&
-                      w_split.is_contiguous(),
-                  "linear_heads: weight_split must be what linear_split_weight(weight, weight2) returned (a 1-D "
-                  "float32 tensor on x's device), got ", w_split.scalar_type(), " ", w_split.sizes(), " on ",
-                  w_split.device());
-    a.w_split = w_split.data_ptr();
-    a.w_split_bytes = size_t(w_split.numel()) * sizeof(float);
-  }
+  attach_weight_split(a, w_split, x, "linear_heads");  // linear_split_weight(weight, weight2)
   if (!ops::linear_supported(a, ex.get())) return false;
   ops::linear(a, ex.get());
   return true;

@@ -61,17 +61,20 @@ bool linear_into(const at::Tensor& y, const at::Tensor& x_in, const at::Tensor& 
     r = residual.stride(1) == 1 ? residual : residual.contiguous();
     a.R = dense_view(r, dev, "linear", "residual");
   }
-  if (w_split.defined() && w_split.numel() > 0) {
-    TESSERA_CHECK(w_split.device() == x.device() && w_split.scalar_type() == at::kFloat && w_split.dim() == 1 &&
-                      w_split.is_contiguous(),
-                  "linear: weight_split must be what linear_split_weight(weight) returned (a 1-D float32 tensor "
-                  "on x's device), got ", w_split.scalar_type(), " ", w_split.sizes(), " on ", w_split.device());
-    a.w_split = w_split.data_ptr();
-    a.w_split_bytes = size_t(w_split.numel()) * sizeof(float);
-  }
+  attach_weight_split(a, w_split, x, "linear");
   if (!ops::linear_supported(a, ex.get())) return false;
   ops::linear(a, ex.get());
   return true;
+}
+
+void attach_weight_split(ops::LinearArgs& a, const at::Tensor& w_split, const at::Tensor& x, const char* op) {
+  if (!w_split.defined() || w_split.numel() == 0) return;
+  TESSERA_CHECK(w_split.device() == x.device() && w_split.scalar_type() == at::kFloat && w_split.dim() == 1 &&
+                    w_split.is_contiguous(),
+                op, ": weight_split must be what linear_split_weight returned for its weights (a 1-D float32 tensor "
+                "on x's device), got ", w_split.scalar_type(), " ", w_split.sizes(), " on ", w_split.device());
+  a.w_split = w_split.data_ptr();
+  a.w_split_bytes = size_t(w_split.numel()) * sizeof(float);
 }
 
 at::Tensor add_input_grad(at::Tensor dx, const at::Tensor& dy, const at::Tensor& weight) {

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/ops/linear.hpp"
+
 namespace tessera::pt {
 
 // tessera::linear and tessera::linears through the dispatcher: with autograd from a layer
@@ -31,6 +33,10 @@ at::Tensor linear_heads(const at::Tensor& x, const at::Tensor& weight, const at:
 // changed since, so the kernel launches no split of its own.
 bool linear_into(const at::Tensor& y, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                  const at::Tensor& residual, bool w_transposed = false, const at::Tensor& weight_split = {});
+
+// A kept weight split (tessera::linear_split_weight's tensor; undefined or empty: none) as
+// LinearArgs::w_split, after checking it is one: the core then checks it against the weights' shape.
+void attach_weight_split(ops::LinearArgs& a, const at::Tensor& w_split, const at::Tensor& x, const char* op);
 
 // A Linear's input gradient dx + dy weight for its [out, in] weight (dx undefined: dy weight), in
 // dx's buffer once it exists: on CUDA fp32 the kernel reads the weight as stored and adds dx in its

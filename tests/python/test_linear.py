@@ -274,6 +274,12 @@ def test_prepared_weights_follow_their_parameters(seed):
     assert torch.equal(one[0], lins[0].weight) and torch.equal(one[1], lins[0].bias)
     assert len(p._memos) == 2 and p.get(lins[:1])[0] is one[0]
     assert copy.deepcopy(p)._memos == {} and pickle.loads(pickle.dumps(p))._memos == {}
+    # The split op's own checks (on the CPU it returns an empty tensor: no kernel reads a split).
+    assert ops.linear_split_weight(torch.randn(3, 4), torch.randn(3, 5)).numel() == 0
+    with pytest.raises(RuntimeError, match=r"linear_split_weight: weight must be 2-D"):
+        ops.linear_split_weight(torch.randn(3))
+    with pytest.raises(RuntimeError, match=r"linear_split_weight: weight2 must be \[3, in_features2\]"):
+        ops.linear_split_weight(torch.randn(3, 4), torch.randn(2, 5))
 
 
 @needs_cuda
@@ -298,7 +304,7 @@ def test_cuda_weight_split_is_the_kernels_own(seed, m, k, n):
         other = ops.linear_split_weight(torch.randn(n + 128, k, device="cuda"))
         with pytest.raises(RuntimeError, match=r"linear: the weight split has \d+ bytes but W"):
             ops.linear(x, w, b, None, other)
-        with pytest.raises(RuntimeError, match=r"weight_split must be what linear_split_weight"):
+        with pytest.raises(RuntimeError, match=r"linear: weight_split must be what linear_split_weight returned"):
             ops.linear(x, w, b, None, split.double())
 
 

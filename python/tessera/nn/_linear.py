@@ -79,9 +79,10 @@ class PreparedWeights:
 
     def get(self, lins):
         """(weight, bias, split) of these Linears, stacked in their order."""
-        memo = self._memos.get(tuple(map(id, lins)))
-        if memo is None:  # the layer's own Linears: their ids are stable while it lives
-            memo = self._memos[tuple(map(id, lins))] = TensorMemo()
+        key = tuple(map(id, lins))  # the layer's own Linears: their ids are stable while it lives
+        memo = self._memos.get(key)
+        if memo is None:
+            memo = self._memos[key] = TensorMemo()
         return memo.get([t for lin in lins for t in (lin.weight, lin.bias)], lambda: _stack(lins))
 
 
