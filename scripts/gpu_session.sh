@@ -9,6 +9,7 @@
 # commit it reports (`git rev-parse HEAD > .carry/COMMIT`); to run exactly a commit while the
 # tree has uncommitted work, carry a snapshot: `git archive HEAD | tar -x -C .carry/snap` and run
 # this script from .carry/snap with TESSERA_CARRY pointing at .carry.
+# A hand-written device call's script sources scripts/device_call.sh for the preamble every call repeats.
 # Short of device time: scripts/pack_prebuilt.sh builds the torch-free test and bench binaries here
 # and packs them for a call that runs them without this script's build stage.
 set -uo pipefail

@@ -133,6 +133,12 @@ TEST(Linear, BadInputNamesTheProblem) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no variant reads a split of a"), std::string::npos) << e.what();
   }
+  try {  // a second weight of other rows is named before anything else
+    ops::linear_split_weight(view(w, 2, 4, 4), view(x2, 3, 2, 2), y.data(), 0, Exec::cpu());
+    ADD_FAILURE() << "a W2 of other rows was split";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("W2 is 3 x 2 float32 on cpu but W is 2 x 4"), std::string::npos) << e.what();
+  }
 }
 
 // The wgmma projection's shared tiles (cuda/sm90a/wgmma_layout.hpp), on the CPU: every K value

@@ -234,6 +234,24 @@ def test_transformer_fold_rule_on_cuda_follows_size_and_autograd(seed, monkeypat
         torch.testing.assert_close(out, ref.transformer_conv(wide, x, mid)[0], rtol=1e-4, atol=1e-4)
 
 
+def inference_is_training(mod, x, ei, tol, ref_tol):
+    """The layer's output without autograd (the prepared projections' path) against its
+    training-mode output (to tol) and PyG's semantics (to ref_tol); returns the training-mode one."""
+    oracle = ref.gatv2_conv if isinstance(mod, GATv2Conv) else ref.transformer_conv
+    trained = mod(x, ei)
+    with torch.no_grad():
+        inferred = mod(x, ei)
+        torch.testing.assert_close(inferred, trained.detach(), rtol=tol, atol=tol)
+        torch.testing.assert_close(inferred, oracle(mod, x, ei)[0], rtol=ref_tol, atol=ref_tol)
+    return trained
+
+
+def optimizer_step(mod, out):
+    """One SGD step on a random loss of out: every parameter's values and version counter move."""
+    (out * torch.randn_like(out)).sum().backward()
+    torch.optim.SGD(mod.parameters(), lr=0.5).step()
+
+
 @pytest.mark.parametrize("cls,kwargs,fold", [(GATv2Conv, {}, ""), (GATv2Conv, {"residual": True, "concat": False}, ""),
                                              (GATv2Conv, {"share_weights": True}, ""),
                                              (TransformerConv, {}, "0"), (TransformerConv, {"beta": True}, "0"),
@@ -263,16 +281,9 @@ def test_prepared_projections_are_the_layers_own(seed, cls, kwargs, fold, monkey
     x, ei = torch.randn(60, 12, dtype=torch.float64), random_edges(60, 60, 300)
     if full:
         ei = torch.cat([ei, torch.arange(60).repeat(2, 1)], 1)
-    oracle = ref.gatv2_conv if cls is GATv2Conv else ref.transformer_conv
-    opt = torch.optim.SGD(mod.parameters(), lr=0.5)
 
     def agree():
-        trained = mod(x, ei)
-        with torch.no_grad():
-            inferred = mod(x, ei)
-            torch.testing.assert_close(inferred, trained.detach(), rtol=1e-12, atol=1e-12)
-            torch.testing.assert_close(inferred, oracle(mod, x, ei)[0], rtol=1e-9, atol=1e-9)
-        return trained
+        return inference_is_training(mod, x, ei, 1e-12, 1e-9)
     agree()
     # GATv2: lin_l and lin_r (and res) as one group, one Linear when shared; the unfolded
     # Transformer: q, k, v and, on the CPU, lin_skip (_project's early skip; on CUDA it is a group of
@@ -283,9 +294,7 @@ def test_prepared_projections_are_the_layers_own(seed, cls, kwargs, fold, monkey
     stacked.clear()
     agree()
     assert stacked == []  # kept
-    trained = agree()
-    (trained * torch.randn_like(trained)).sum().backward()
-    opt.step()
+    optimizer_step(mod, agree())
     agree()
     assert stacked == want  # made again
     with torch.no_grad():
@@ -310,16 +319,9 @@ def test_cuda_inference_projects_with_prepared_weights(seed, cls, kwargs, fold, 
     monkeypatch.setattr(linear_mod, "_PREPARED", True)  # off by default until measured on the GPU machine
     mod = cls(64, 64 if fold == "1" else 32, heads=4, **kwargs).cuda()
     x, ei = torch.randn(2708, 64, device="cuda"), random_edges(2708, 2708, 12000, "cuda")
-    oracle = ref.gatv2_conv if cls is GATv2Conv else ref.transformer_conv
-    opt = torch.optim.SGD(mod.parameters(), lr=0.5)
 
     def agree():
-        trained = mod(x, ei)
-        with torch.no_grad():
-            inferred = mod(x, ei)
-            torch.testing.assert_close(inferred, trained.detach(), rtol=1e-5, atol=1e-5)
-            torch.testing.assert_close(inferred, oracle(mod, x, ei)[0], rtol=1e-4, atol=1e-4)
-        return trained
+        return inference_is_training(mod, x, ei, 1e-5, 1e-4)
     agree()
     with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         mod(x, ei)
@@ -330,9 +332,7 @@ def test_cuda_inference_projects_with_prepared_weights(seed, cls, kwargs, fold, 
     groups = 1 + (1 if cls is TransformerConv and fold == "0" else 0)  # q, k, v (+ res); the skip apart
     products = [k for k in kernels if ("linear_wgmma" in k or "tf32x3" in k) and "split_weight" not in k]
     assert len(products) == groups + (1 if cls is TransformerConv and fold == "1" else 0), kernels
-    trained = agree()
-    (trained * torch.randn_like(trained)).sum().backward()
-    opt.step()
+    optimizer_step(mod, agree())
     agree()
     with torch.no_grad():
         (mod.lin_r if cls is GATv2Conv else mod.lin_skip).weight.mul_(-1)

@@ -158,9 +158,8 @@ void validate_linear(const LinearArgs& a) {
 }
 
 size_t linear_split_weight_bytes(const DenseView& W, const DenseView& W2) {
-#ifdef TESSERA_WITH_WGMMA
-  const bool w2_fits = W2.cols == 0 || (W2.dtype == W.dtype && W2.device == W.device && W2.rows == W.rows);
-  if (W.device.is_cuda() && W.dtype == DType::f32 && w2_fits) return detail::linear_wgmma_split_bytes(W, W2);
+#ifdef TESSERA_WITH_WGMMA  // W2 against W: validate_linear and linear_split_weight check it before asking
+  if (W.device.is_cuda() && W.dtype == DType::f32) return detail::linear_wgmma_split_bytes(W, W2);
 #endif
   (void)W;
   (void)W2;

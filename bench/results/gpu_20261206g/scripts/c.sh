@@ -3,8 +3,8 @@
 # machine): tessera_tests Linear* prebuilt here (scripts/pack_prebuilt.sh build tessera_tests, at
 # 36fd517, whose C++ is HEAD's): every CUDA projection variant with and without a kept weight split
 # (bitwise), heads and a second input included, then memcheck on the heads case. No torch build fits.
-R=$OUT/r; rm -rf $R; mkdir -p $R
-nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv > $R/gpu.txt; cat $R/gpu.txt
+source scripts/device_call.sh
+cat $R/gpu.txt
 tar xJf .carry2/bins.tar.xz -C /tmp; cat /tmp/bins/COMMIT
 LD_LIBRARY_PATH=/tmp/bins:$(dirname "$(find /usr/local -name libcudart.so.13 | head -1)") timeout 100 \
   /tmp/bins/tessera_tests --gtest_filter='Linear*' > $R/gtest_linear.txt 2>&1; echo gtest rc=$?
