@@ -82,7 +82,7 @@ class TransformerConv(torch.nn.Module):
         self.dropout = dropout
         self.edge_dim = edge_dim
         self._graph_cache = GraphCache()
-        self._folded_memo = TensorMemo()  # _folded_operators' (m, c), without autograd
+        self._folded_memo = TensorMemo()  # _folded_operators' (m, c) and kept splits and bias, without autograd
         self._prepared = PreparedWeights()  # the projections without autograd (_linear.PreparedWeights)
         self.lin_key = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
         self.lin_query = _pyg_linear(in_dst, heads * out_channels, True, glorot=False)
