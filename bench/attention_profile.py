@@ -84,7 +84,8 @@ def print_timeline(step, per_call_ms: float, calls: int = 10):
     where the host falls behind. Against that per-call time: the call's host path (wall time of
     the call without synchronizing, median), the call timed after a 1 ms GPU sleep queued ahead of
     its start event (the host's lead then runs while the GPU is busy: what stays is the GPU's
-    part), `calls` calls back to back, and the kernels' busy time (profiler)."""
+    part), `calls` calls back to back, the kernels' busy time (profiler), and the host path by op
+    (the CPU profiler's table over `calls` calls: which ops and Python around them make it)."""
     host, after_sleep = [], []
     for _ in range(calls):
         torch.cuda.synchronize()
@@ -108,6 +109,12 @@ def print_timeline(step, per_call_ms: float, calls: int = 10):
     end.synchronize()
     back_to_back = start.elapsed_time(end) / calls
     busy, kernels = bc.gpu_busy_us(step)
+    with profile(activities=[ProfilerActivity.CPU]) as prof:  # the host path by op (profiled: a few us more each)
+        for _ in range(calls):
+            step()
+    torch.cuda.synchronize()
+    print(f"host path by op, {calls} calls:")
+    print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=12, max_name_column_width=60))
     print(f"timeline (us): per call {per_call_ms * 1e3:.0f} (event-timed alone, median); host path "
           f"{statistics.median(host) * 1e3:.0f}; per call after a GPU sleep {statistics.median(after_sleep) * 1e3:.0f}; back to back "
           f"{back_to_back * 1e3:.0f} over {calls} calls; GPU busy {busy:.0f} in {kernels} kernels")
