@@ -4,7 +4,7 @@
 # checks (tessera_tests Linear*) and memcheck on the heads + second input case; pytest test_linear.py +
 # test_attention.py (the prepared layers' launches and outputs, the block-gradient fix); the prepared
 # path alternated with it off (TESSERA_LINEAR_PREPARED=0/1/0/1, tessera alone, Cora and PubMed); the
-# Cora 4x64 forwards' timelines both ways (Transformer and GATv2); the full layer bench against PyG
+# host time per op and per layer call (bench/host_path_probe.py); the Cora 4x64 forwards' timelines both ways (Transformer and GATv2); the full layer bench against PyG
 # with the prepared path on. Carry .carry/debs, .carry/googletest, .carry/data/cora,
 # .carry/data/pubmed, .carry/COMMIT; the working tree must be the commit.
 source scripts/device_call.sh
@@ -23,6 +23,8 @@ elapsed
 timeout 200 python3 -m pytest -q tests/python/test_linear.py tests/python/test_attention.py > $R/pytest_$C.txt 2>&1; echo pytest rc=$?
 tail -n 5 $R/pytest_$C.txt
 elapsed
+timeout 60 python3 bench/host_path_probe.py --graph cora --data-dir $D > $R/host_path_probe.txt 2>&1; echo probe rc=$?
+cat $R/host_path_probe.txt
 for rep in 1 2; do for p in 0 1; do
   TESSERA_LINEAR_PREPARED=$p timeout 40 python3 bench/attention_layer_bench.py --no-pyg --graphs cora,pubmed --data-dir $D --budget-s 25 --json $R/prep${p}_rep${rep}.json > $R/prep${p}_rep${rep}.txt 2>&1; echo prep$p rep$rep rc=$?
 done; done
