@@ -491,6 +491,21 @@ def test_cuda_other_cases_are_torch():
     _fp32_level(ops.linear(big[:, 4:68], w[:, :64]), big[:, 4:68], w[:, :64], None)
 
 
+def test_fp32_exact_reads_this_torchs_settings():
+    """Whether CUDA fp32 projections go to tessera's kernel or to the user's TF32 is read from this
+    torch's settings, on any torch: before 2.9 torch.backends.cuda.matmul has no fp32_precision and
+    raises AssertionError for it (every CUDA fp32 layer call raised, torch 1.13 to 2.8). Runs
+    without a GPU: the settings are host state."""
+    old = torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision("highest")
+        assert _linear._fp32_exact()
+        torch.set_float32_matmul_precision("high")
+        assert not _linear._fp32_exact()
+    finally:
+        torch.set_float32_matmul_precision(old)
+
+
 @needs_cuda
 def test_linears_respects_tf32_opt_in():
     lin = torch.nn.Linear(64, 32).cuda()

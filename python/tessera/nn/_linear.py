@@ -42,12 +42,26 @@ def _fast_path(lin: torch.nn.Linear, x: Tensor) -> bool:
         x.dim() == 2 and x.is_floating_point() and x.dtype == lin.weight.dtype
 
 
+def _has_fp32_precision() -> bool:
+    """Whether this torch has cuda.matmul.fp32_precision (2.9 on). Before it, that object's
+    __getattr__ raises AssertionError, not AttributeError, for a name it does not know, so
+    getattr() with a default raised on every CUDA fp32 projection (torch 1.13 to 2.8)."""
+    try:
+        torch.backends.cuda.matmul.fp32_precision
+        return True
+    except (AttributeError, AssertionError):
+        return False
+
+
+_HAS_FP32_PRECISION = _has_fp32_precision()
+
+
 def _fp32_exact() -> bool:
     """Whether torch's fp32 matmuls are IEEE fp32 here: the user has not allowed TF32 (torch's
     float32 matmul precision "highest" and, from torch 2.9, cuda.matmul.fp32_precision not "tf32")."""
     if torch.get_float32_matmul_precision() != "highest":
         return False
-    return getattr(torch.backends.cuda.matmul, "fp32_precision", "ieee") != "tf32"
+    return not _HAS_FP32_PRECISION or torch.backends.cuda.matmul.fp32_precision != "tf32"
 
 
 def _tensor_cores(x: Tensor) -> bool:
@@ -111,7 +125,8 @@ def _prepared_product(prepared: PreparedWeights, lins, x: Tensor, residual=None)
     the projections its output's column blocks."""
     w, b, split = prepared.get(lins)
     y = _ops.linear(x, w, b, residual, split)
-    return [y] if len(lins) == 1 else list(y.split([lin.out_features for lin in lins], dim=1))
+    # split_with_sizes, not Tensor.split: the same views without its Python wrapper (2.4 us a call here)
+    return [y] if len(lins) == 1 else list(y.split_with_sizes([lin.out_features for lin in lins], 1))
 
 
 def _use_prepared(prepared, x: Tensor) -> bool:
