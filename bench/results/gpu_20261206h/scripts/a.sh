@@ -26,14 +26,14 @@ elapsed
 timeout 60 python3 bench/host_path_probe.py --graph cora --data-dir $D > $R/host_path_probe.txt 2>&1; echo probe rc=$?
 cat $R/host_path_probe.txt
 for rep in 1 2; do for p in 0 1; do
-  TESSERA_LINEAR_PREPARED=$p timeout 40 python3 bench/attention_layer_bench.py --no-pyg --graphs cora,pubmed --data-dir $D --budget-s 25 --json $R/prep${p}_rep${rep}.json > $R/prep${p}_rep${rep}.txt 2>&1; echo prep$p rep$rep rc=$?
+  TESSERA_LINEAR_PREPARED=$p timeout 40 python3 bench/attention_layer_bench.py --no-pyg --graphs cora,pubmed --data-dir $D --budget-s 20 --json $R/prep${p}_rep${rep}.json > $R/prep${p}_rep${rep}.txt 2>&1; echo prep$p rep$rep rc=$?
 done; done
 elapsed
 for layer in transformer gatv2; do for p in 0 1; do
   TESSERA_LINEAR_PREPARED=$p timeout 45 python3 bench/attention_profile.py --layer $layer --graph cora --hc 4x64 --data-dir $D --forward-only --rows 8 --timeline > $R/timeline_${layer}_cora_4x64_prep$p.txt 2>&1; echo timeline $layer prep$p rc=$?
 done; done
 elapsed
-L=$(( 560 - ($(date +%s) - T0) ))
+L=$(( 520 - ($(date +%s) - T0) ))
 TESSERA_LINEAR_PREPARED=1 timeout $L python3 bench/attention_layer_bench.py --graphs cora,pubmed,grid,rmat,clustered --data-dir $D --budget-s $(( L - 40 )) --json $R/attention_layer_$C.json > $R/attention_layer_$C.txt 2>&1; echo layer rc=$?
 elapsed
 ) > $R/steps.txt 2>&1
