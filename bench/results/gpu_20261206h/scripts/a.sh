@@ -6,7 +6,7 @@
 # path alternated with it off (TESSERA_LINEAR_PREPARED=0/1/0/1, tessera alone, Cora and PubMed); the
 # host time per op and per layer call (bench/host_path_probe.py); the Cora 4x64 forwards' timelines both ways (Transformer and GATv2); the full layer bench against PyG
 # with the prepared path on. Carry .carry/debs, .carry/googletest, .carry/data/cora,
-# .carry/data/pubmed, .carry/COMMIT; the working tree must be the commit.
+# .carry/data/pubmed, .carry/COMMIT; the working tree must be the commit. END (default 520): the second the layer bench must end by (less where the device budget left is short).
 source scripts/device_call.sh
 (
 set -x
@@ -33,7 +33,7 @@ for layer in transformer gatv2; do for p in 0 1; do
   TESSERA_LINEAR_PREPARED=$p timeout 45 python3 bench/attention_profile.py --layer $layer --graph cora --hc 4x64 --data-dir $D --forward-only --rows 8 --timeline > $R/timeline_${layer}_cora_4x64_prep$p.txt 2>&1; echo timeline $layer prep$p rc=$?
 done; done
 elapsed
-L=$(( 520 - ($(date +%s) - T0) ))
+L=$(( ${END:-520} - ($(date +%s) - T0) ))
 TESSERA_LINEAR_PREPARED=1 timeout $L python3 bench/attention_layer_bench.py --graphs cora,pubmed,grid,rmat,clustered --data-dir $D --budget-s $(( L - 40 )) --json $R/attention_layer_$C.json > $R/attention_layer_$C.txt 2>&1; echo layer rc=$?
 elapsed
 ) > $R/steps.txt 2>&1
