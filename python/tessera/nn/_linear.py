@@ -76,13 +76,18 @@ class PreparedWeights:
     makes them again): per group of Linears projected together, their weights stacked into one
     [sum of out_features, in] matrix, their biases likewise (zeros for a Linear without one), and
     the stack's split for the wgmma kernels (tessera.linear_split_weight; None where none reads
-    one). A group is then one kernel launch, where it was a split and a product per Linear: on
-    Cora and PubMed a layer's forward is its host path, and the Transformer's q, k, v and skip
-    projections were 8 of its 9 launches. Only without autograd, where nothing differentiates
-    through the stack and the parameters do not change between calls (an inference loop); training
-    keeps tessera.linears, whose backward is per Linear. TESSERA_LINEAR_PREPARED=1 turns this and
-    every kept split (weight_split) on; it is off by default until its GPU tests and its A/B
-    measurement have run on the GPU machine (written 2026-12-06, when no device time was left)."""
+    one). A group is then one kernel launch, where it was a product (and on the wgmma kernels a
+    split) per Linear. Only without autograd, where nothing differentiates through the stack and
+    the parameters do not change between calls (an inference loop); training keeps
+    tessera.linears, whose backward is per Linear.
+    Measured (H100, bench/results/gpu_20261206h): Cora 4x64 forwards' GPU work 33 -> 25 us (GATv2,
+    3 -> 2 kernels) and 51 -> 36 us (Transformer, 5 -> 3), the grid's GPU-bound 4x64 rows 1.6-4%
+    faster; but their host path, which is what Cora and PubMed take, stayed at 100-140 us (the
+    memo's checks cost about what the launches saved: at Cora's size the projections were mma.sync
+    kernels, which launch no split). TESSERA_LINEAR_PREPARED=1 turns this and every kept split
+    (weight_split) on. Off by default: the kernels' kept-split checks passed on the GPU, but the
+    layer-level CUDA test, corrected after that run (its fp32 optimizer step was ill-conditioned),
+    has not run there since."""
     __slots__ = ("_memos",)
 
     def __init__(self):
