@@ -109,10 +109,13 @@ def print_timeline(step, per_call_ms: float, calls: int = 10):
     end.synchronize()
     back_to_back = start.elapsed_time(end) / calls
     busy, kernels = bc.gpu_busy_us(step)
-    with profile(activities=[ProfilerActivity.CPU]) as prof:  # the host path by op (profiled: a few us more each)
-        for _ in range(calls):
-            step()
-    torch.cuda.synchronize()
+    # The host path by op (profiled: a few us more each). Twice: the first session's first op carries
+    # the profiler's setup (about 2 ms on the H100 host of gpu_20261206h, which made its tables useless).
+    for _ in range(2):
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(calls):
+                step()
+        torch.cuda.synchronize()
     print(f"host path by op, {calls} calls:")
     print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=12, max_name_column_width=60))
     print(f"timeline (us): per call {per_call_ms * 1e3:.0f} (event-timed alone, median); host path "
