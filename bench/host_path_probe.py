@@ -67,7 +67,12 @@ def main():
     row("tessera.linear 64x128 -> 256 (split each call)", lambda: ops.linear(x, w, b))
     row("tessera.linear 64x128 -> 256 (kept split)", lambda: ops.linear(x, w, b, None, split))
     args = (None, 4, "transformer", 0.2, 0.125, 0.0, 0, False, False, None, None, None, False, 0, None, None, None)
-    row("tessera.attention 64 nodes, 4x64", lambda: ops.attention(rowptr, col, q, q, q, *args))
+    row("tessera.attention 64 nodes, 4x64, anonymous graph", lambda: ops.attention(rowptr, col, q, q, q, *args))
+    # With a graph id, as a layer calls it: the walk's schedule is kept, not built on every call.
+    from tessera.nn.gatv2 import AttentionGraph
+    g = AttentionGraph.from_edge_index(torch.stack([col, col]), 64, 64)
+    kept = args[:-4] + (g.graph.id,) + args[-3:]
+    row("tessera.attention 64 nodes, 4x64, a graph's id", lambda: ops.attention(g.rowptr, g.col, q, q, q, *kept))
     loaded = bc.load_graph(a.graph, a.data_dir)
     if loaded is None:
         sys.exit(f"host_path_probe.py: {a.graph} is not under {a.data_dir}")
