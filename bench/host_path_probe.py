@@ -52,12 +52,10 @@ def main():
     rowptr = torch.arange(0, 65, device="cuda", dtype=torch.int64)
     col = torch.arange(64, device="cuda", dtype=torch.int64)
     q = torch.randn(64, 256, device="cuda")
-    rows = []
 
     def row(name, fn):
         with torch.no_grad():
             us = host_us(fn, n)
-        rows.append((name, us))
         print(f"  {name:<58} {us:8.1f} us", flush=True)
 
     print(f"host time per call ({torch.cuda.get_device_name()}, {bc.cpu_model()}; {n} calls back to back)")
@@ -76,7 +74,7 @@ def main():
     loaded = bc.load_graph(a.graph, a.data_dir)
     if loaded is None:
         sys.exit(f"host_path_probe.py: {a.graph} is not under {a.data_dir}")
-    spec, rp, cl = loaded
+    _, rp, cl = loaded
     ei = bc.edge_index_of(rp, cl, "cuda")
     xg = torch.randn(rp.numel() - 1, 128, device="cuda")
     for layer in ("TransformerConv", "GATv2Conv"):
