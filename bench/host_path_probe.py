@@ -5,8 +5,9 @@ On Cora and PubMed a layer's forward is its host path (attention_profile.py --ti
 idles between kernels), so the ratios against PyG there follow the host's time per op. This times
 each piece alone on tiny inputs (kernels of a few microseconds, so the GPU keeps up and the wall
 time per call is the host's): torch's own ops for scale, tessera's linear (with and without a kept
-weight split) and attention ops, and the whole layers on the given graph with the prepared
-projections off and on (tessera.nn._linear._PREPARED).
+weight split) and attention ops, and the whole layers on the given graph (kernels included) with
+the prepared projections off and on (tessera.nn._linear._PREPARED), the Transformer also with its
+forward as one op off and on (tessera.nn.transformer._ONE_OP).
 
     python3 bench/host_path_probe.py [--graph cora] [--data-dir DIR] [--calls 1000]
 """
@@ -77,12 +78,16 @@ def main():
     _, rp, cl = loaded
     ei = bc.edge_index_of(rp, cl, "cuda")
     xg = torch.randn(rp.numel() - 1, 128, device="cuda")
+    from tessera.nn import transformer
     for layer in ("TransformerConv", "GATv2Conv"):
         conv = getattr(tnn, layer)(128, 64, heads=4).to("cuda").eval()
-        for prepared in (False, True):
-            _linear._PREPARED = prepared
-            row(f"{layer} 4x64 on {a.graph} (prepared {'on' if prepared else 'off'}; kernels included)",
-                lambda: conv(xg, ei))
+        for one_op in ((False, True) if layer == "TransformerConv" else (False,)):
+            transformer._ONE_OP = one_op
+            for prepared in (False, True):
+                _linear._PREPARED = prepared
+                how = f"prepared {'on' if prepared else 'off'}" + (f", one op {'on' if one_op else 'off'}"
+                                                                  if layer == "TransformerConv" else "")
+                row(f"{layer} 4x64 on {a.graph} ({how})", lambda: conv(xg, ei))
 
 
 if __name__ == "__main__":

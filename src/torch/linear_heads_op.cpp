@@ -226,9 +226,9 @@ at::Tensor linear_heads_autograd(const at::Tensor& x, const at::Tensor& weight, 
 }  // namespace
 
 at::Tensor linear_heads(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& x2,
-                        const at::Tensor& weight2, const at::Tensor& bias2) {
+                        const at::Tensor& weight2, const at::Tensor& bias2, const at::Tensor& weight_split) {
   auto opt = [](const at::Tensor& t) { return t.defined() ? OptTensor(t) : OptTensor(); };
-  return call_linear_heads(x, weight, opt(bias), opt(x2), opt(weight2), opt(bias2));
+  return call_linear_heads(x, weight, opt(bias), opt(x2), opt(weight2), opt(bias2), opt(weight_split));
 }
 
 }  // namespace tessera::pt

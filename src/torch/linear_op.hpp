@@ -19,9 +19,10 @@ at::Tensor call_linear(const at::Tensor& x, const at::Tensor& weight, const c10:
 std::vector<at::Tensor> call_linears(const at::Tensor& x, at::TensorList weights, const std::vector<at::Tensor>& biases);
 // tessera::linear_heads (linear_heads_op.cpp) through the dispatcher: head h's column block of x
 // projected by weight's row block h (+ bias), side by side, plus x2 weight2^T + bias2 over all of
-// them; x2, weight2 and the biases may be undefined.
+// them; x2, weight2 and the biases may be undefined. weight_split: linear_split_weight(weight, weight2)
+// kept by the caller, or undefined.
 at::Tensor linear_heads(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& x2,
-                        const at::Tensor& weight2, const at::Tensor& bias2);
+                        const at::Tensor& weight2, const at::Tensor& bias2, const at::Tensor& weight_split = {});
 
 // y = x weight^T (+ bias) (+ residual) on tessera's CUDA fp32 kernel (tf32x3), where y is a
 // [rows, out_features] tensor with packed columns, possibly a column slice of a wider one, and

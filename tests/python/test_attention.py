@@ -346,6 +346,155 @@ def test_cuda_inference_projects_with_prepared_weights(seed, cls, kwargs, fold, 
     agree()
 
 
+def one_op_calls(monkeypatch):
+    """A list that grows by one on every TransformerConv call that runs as one op (_inference)."""
+    calls = []
+    real = TransformerConv._inference
+    monkeypatch.setattr(TransformerConv, "_inference", lambda *a: calls.append(1) or real(*a))
+    return calls
+
+
+ONE_OP_CASES = [({}, "0", False, False), ({"concat": False}, "0", False, False), ({"root_weight": False}, "0", False, False),
+                ({"bias": False}, "0", False, False), ({}, "1", False, False), ({}, "1", False, True),
+                ({"concat": False}, "1", False, False), ({"root_weight": False}, "1", True, False),
+                ({"bias": False}, "1", True, True), ({"concat": False}, "1", True, True)]
+
+
+@pytest.mark.parametrize("kwargs,fold,bipartite,full", ONE_OP_CASES)
+def test_transformer_inference_as_one_op_is_the_layers_forward(seed, kwargs, fold, bipartite, full, monkeypatch):
+    """Without autograd the Transformer's forward runs as one op (tessera.transformer_inference), which
+    the layer takes on CUDA fp32; taken here on the CPU in double (the tensor-core test forced true,
+    no kept splits): unfolded (q, k, v one stacked product) and folded (with empty rows, b_v as a
+    rank-1 update, or without, b_v + b_skip in the last product), heads concatenated or averaged,
+    with and without the root weight and biases, bipartite where folded. Its output is the
+    training-mode one and PyG's semantics, before and after an optimizer step and an in-place change
+    of a weight (the kept stacks made again)."""
+    import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", fold)
+    monkeypatch.setattr(transformer, "_ONE_OP", True)
+    monkeypatch.setattr(transformer, "_tensor_cores", lambda x: True)
+    calls = one_op_calls(monkeypatch)
+    n_src, n_dst = (50, 40) if bipartite else (60, 60)
+    mod = TransformerConv((12, 9) if bipartite else 12, 12 if fold == "1" else 5, heads=3, **kwargs).double()
+    x = (torch.randn(n_src, 12, dtype=torch.float64), torch.randn(n_dst, 9, dtype=torch.float64)) if bipartite \
+        else torch.randn(n_src, 12, dtype=torch.float64)
+    ei = random_edges(n_src, n_dst, 300)
+    if full:  # an entry in every row
+        ei = torch.cat([ei, torch.stack([torch.arange(n_dst) % n_src, torch.arange(n_dst)])], 1)
+    assert bool((torch.bincount(ei[1], minlength=n_dst) == 0).any()) != full
+
+    def agree():
+        return inference_is_training(mod, x, ei, 1e-12, 1e-9)
+    agree()
+    assert len(calls) == 1  # the no-grad call, not the training-mode one
+    optimizer_step(mod, agree())
+    agree()
+    with torch.no_grad():
+        mod.lin_value.weight.mul_(-1)
+        mod.lin_skip.weight.mul_(0.5)
+    agree()
+    assert len(calls) == 4
+
+
+def test_transformer_inference_one_op_only_where_it_applies(seed, monkeypatch):
+    """The one op is taken without autograd only: not with attention weights, the beta gate, edge
+    features, dropout in training, the unfolded form on bipartite input, a Linear with a hook, TF32
+    allowed (the real tensor-core test: False on the CPU) or TESSERA_TRANSFORMER_ONE_OP=0. Each of
+    those still gives the training-mode output."""
+    import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", "0")
+    calls = one_op_calls(monkeypatch)
+    x, ei = torch.randn(40, 8), random_edges(40, 40, 150)
+    mod = TransformerConv(8, 4, heads=2)
+    with torch.no_grad():
+        mod(x, ei)
+    assert not calls  # the CPU: no tensor cores
+    monkeypatch.setattr(transformer, "_tensor_cores", lambda x: True)
+
+    def runs_as_one_op(m, *args, **kw):
+        calls.clear()
+        want = m(*args, **kw)
+        with torch.no_grad():
+            got = m(*args, **kw)
+        torch.testing.assert_close(got, want.detach() if isinstance(want, torch.Tensor) else got, rtol=1e-5, atol=1e-5)
+        return bool(calls)
+    assert runs_as_one_op(mod, x, ei)
+    with torch.no_grad():
+        calls.clear()
+        mod(x, ei, return_attention_weights=True)
+        assert not calls
+    assert not runs_as_one_op(TransformerConv(8, 4, heads=2, beta=True), x, ei)
+    ea = torch.randn(ei.size(1), 3)
+    assert not runs_as_one_op(TransformerConv(8, 4, heads=2, edge_dim=3), x, ei, ea)
+    assert not runs_as_one_op(TransformerConv((8, 6), 4, heads=2), (x, torch.randn(40, 6)), ei)
+    hooked = TransformerConv(8, 4, heads=2)
+    hooked.lin_key.register_forward_hook(lambda *a: None)
+    assert not runs_as_one_op(hooked, x, ei)
+    dropping = TransformerConv(8, 4, heads=2, dropout=0.5).train()
+    with torch.no_grad():
+        calls.clear()
+        dropping(x, ei)
+        assert not calls
+    monkeypatch.setattr(transformer, "_ONE_OP", False)
+    assert not runs_as_one_op(mod, x, ei)
+
+
+def test_transformer_inference_op_names_bad_arguments():
+    """The op's own checks: the stacked weights' shapes, the unfolded form's one input, dtypes."""
+    ops = torch.ops.tessera
+    x = torch.randn(10, 6)
+    rowptr, col = torch.zeros(11, dtype=torch.int32), torch.zeros(0, dtype=torch.int32)
+    with pytest.raises(RuntimeError, match="w_in must be"):
+        ops.transformer_inference(x, x, rowptr, col, 0, 2, True, torch.randn(13, 6))
+    with pytest.raises(RuntimeError, match="one x"):
+        ops.transformer_inference(x, x.clone(), rowptr, col, 0, 2, True, torch.randn(12, 6))
+    with pytest.raises(RuntimeError, match="b_in must be"):
+        ops.transformer_inference(x, x, rowptr, col, 0, 2, True, torch.randn(12, 6), torch.randn(5))
+    with pytest.raises(RuntimeError, match="w_skip is Double on cpu but x_dst is Float"):
+        ops.transformer_inference(x, x, rowptr, col, 0, 2, True, torch.randn(12, 6), None, None,
+                                  torch.randn(4, 6, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="w_value must be"):
+        ops.transformer_inference(x, x, rowptr, col, 0, 2, True, torch.randn(12, 6), None, None, None, None, None,
+                                  torch.randn(5, 6))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the one-op forward runs on the GPU machine")
+@pytest.mark.parametrize("kwargs,fold,bipartite,full", ONE_OP_CASES)
+@pytest.mark.parametrize("prepared", [False, True])
+def test_cuda_transformer_inference_runs_as_one_op(seed, kwargs, fold, bipartite, full, prepared, monkeypatch):
+    """On CUDA fp32 without autograd the Transformer's forward is one op (tessera.transformer_inference):
+    its output is the training-mode one and PyG's semantics (fp32 tolerance) at Cora's size, before
+    and after an optimizer step; the kernels it launches are the products (q, k, v one of them), the
+    attention and the skip, with kept weight splits (TESSERA_LINEAR_PREPARED) or without."""
+    import tessera.nn._linear as linear_mod
+    import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", fold)
+    monkeypatch.setattr(transformer, "_ONE_OP", True)
+    monkeypatch.setattr(linear_mod, "_PREPARED", prepared)
+    calls = one_op_calls(monkeypatch)
+    n_src, n_dst, k_src = 2708, (2000 if bipartite else 2708), 64
+    mod = TransformerConv((k_src, 48) if bipartite else k_src, 128 if fold == "1" else 32, heads=4, **kwargs).cuda()
+    x = (torch.randn(n_src, k_src, device="cuda"), torch.randn(n_dst, 48, device="cuda")) if bipartite \
+        else torch.randn(n_src, k_src, device="cuda")
+    ei = random_edges(n_src, n_dst, 12000, "cuda")
+    if full:
+        ei = torch.cat([ei, torch.stack([torch.arange(n_dst, device="cuda") % n_src,
+                                         torch.arange(n_dst, device="cuda")])], 1)
+
+    def agree():
+        return inference_is_training(mod, x, ei, 1e-5, 1e-4)
+    agree()
+    assert len(calls) == 1
+    with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        mod(x, ei)
+        torch.cuda.synchronize()
+    kernels = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    if prepared and torch.cuda.get_device_capability() == (9, 0):
+        assert not any("split_weight" in k for k in kernels), kernels
+    optimizer_step(mod, agree())
+    agree()
+
+
 def test_float32_layers_match_within_float_tolerance(seed):
     x = torch.randn(80, 16)
     ei = random_edges(80, 80, 500)

@@ -35,8 +35,8 @@ from torch import Tensor
 
 from .._memo import TensorMemo
 from ..graph import Graph, GraphCache, is_sparse_adjacency
-from ._linear import (PreparedWeights, add_to_fresh, heads_product, linear, linear_add, product, project,
-                      weight_split)
+from ._linear import (PreparedWeights, _fast_path, _tensor_cores, add_to_fresh, heads_product, linear, linear_add,
+                      product, project, weight_split)
 from ._inputs import layer_inputs, node_feature_pair
 from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_attention_request, fused_attention,
                     sparse_adjacency_graph)
@@ -65,6 +65,9 @@ _FOLD_MEMO = os.environ.get("TESSERA_TRANSFORMER_FOLD_MEMO", "1") != "0"
 FOLD_CPU_EQUAL_MIN_ENTRIES = 2 ** 18
 FOLD_CUDA_MIN_ENTRIES = 2 ** 20
 FOLD_CUDA_INFERENCE_MIN_ENTRIES = 2 ** 16
+_ops = torch.ops.tessera
+# TESSERA_TRANSFORMER_ONE_OP=0 keeps calls without autograd on the Python path (TransformerConv._one_op).
+_ONE_OP = os.environ.get("TESSERA_TRANSFORMER_ONE_OP", "1") != "0"
 
 
 class TransformerConv(torch.nn.Module):
@@ -135,6 +138,8 @@ class TransformerConv(torch.nn.Module):
         if ea is not None:
             ea = g.entry_features(ea)  # into the CSR's entry order
         fold = ea is None and self._folds(x[0], g.col.numel())
+        if ea is None and not want_alpha and self._one_op(x, fold):
+            return self._inference(x, g, fold)
         query, key, value, x_r = self._project(x, fold)
         if fold:
             out, alpha = self._folded_attention(g, query, x[0], want_alpha)
@@ -147,6 +152,64 @@ class TransformerConv(torch.nn.Module):
             # PyG 2.8 returns a sparse adj_t itself (its values untouched) and alpha in its CSR order.
             attention = (edge_index, attention[1])
         return self._finish(out, x, attention, x_r, skip_added=fold and self._skip_in_fold())
+
+    def _one_op(self, x, fold: bool) -> bool:
+        """Whether this call runs as one op (_inference): without autograd, on CUDA fp32 projections
+        on tessera's kernel (_linear._tensor_cores: not where the user allowed TF32), plain Linears
+        (no hooks: _linear._fast_path), no beta gate, not dropout in training, and either form but
+        the unfolded one on bipartite input (whose q and k read inputs of different widths, so they
+        are no one stacked product). The caller has checked: no edge features, no attention weights.
+        TESSERA_TRANSFORMER_ONE_OP=0 turns it off (for A/B measurements)."""
+        if not _ONE_OP or torch.is_grad_enabled() or self.lin_beta is not None or not _tensor_cores(x[1]):
+            return False
+        if self.training and self.dropout > 0:
+            return False
+        if x[0] is not x[1] and not (fold and _tensor_cores(x[0])):
+            return False
+        return all(_fast_path(lin, x[1]) for lin in (self.lin_query, self.lin_skip)) and \
+            all(_fast_path(lin, x[0]) for lin in (self.lin_key, self.lin_value))
+
+    def _inference(self, x, g: AttentionGraph, fold: bool) -> Tensor:
+        """The forward without autograd as one op, tessera.transformer_inference
+        (src/torch/transformer_inference_op.cpp: the projections, the attention and the skip chained
+        in C++), with the weights it reads kept while the parameters are unchanged (_one_op_weights;
+        one tessera._memo check per call). On Cora and PubMed the forward is bound by its host path,
+        which was mostly this layer's Python around the ops (bench/results/gpu_20261206h)."""
+        x_src, x_dst = x
+        memo = self.__dict__.get("_one_op_memo")
+        if memo is None:  # absent on modules pickled before it
+            memo = self._one_op_memo = TensorMemo()
+        q, k, v, s = self.lin_query, self.lin_key, self.lin_value, self.lin_skip
+        k_src = x_src.size(-1)
+        weights = memo.get((q.weight, q.bias, k.weight, k.bias, v.weight, v.bias, s.weight, s.bias),
+                           lambda: self._one_op_weights(x_dst, k_src, fold),
+                           extra=(fold, x_dst.dtype, k_src, x_dst.size(-1), self.concat, self.root_weight))
+        return _ops.transformer_inference(x_src, x_dst, g.rowptr, g.col, g.graph.id, self.heads, self.concat,
+                                          *weights, g.graph.nonempty_rows() if fold else None)
+
+    def _one_op_weights(self, x_dst: Tensor, k_src: int, fold: bool) -> tuple:
+        """tessera.transformer_inference's weight arguments (w_in, b_in, split_in, w_skip, b_skip,
+        split_skip, w_value, b_value, b_out, split_value): unfolded, [W_q; W_k; W_v] and their biases
+        stacked; folded, _folded_operators' query operators, lin_value and the last product's bias;
+        lin_skip where the layer has the root weight; kept splits where _linear.weight_split makes
+        them (TESSERA_LINEAR_PREPARED)."""
+        skip = self.lin_skip if self.root_weight else None
+        with torch.no_grad():
+            if fold:
+                m, c, m_split, v_split, v_bias = self._folded_operators(x_dst, k_src)
+                s_split = None if skip is None or self.concat else weight_split(skip.weight)
+                value = (self.lin_value.weight, self.lin_value.bias, v_bias, v_split)
+                head = (m, c, m_split)
+            else:
+                lins = (self.lin_query, self.lin_key, self.lin_value)
+                w = torch.cat([lin.weight for lin in lins]).detach()
+                b = torch.cat([lin.bias for lin in lins]).detach()  # PyG's q, k and v always have one
+                s_split = None if skip is None else weight_split(skip.weight)
+                value = (None, None, None, None)
+                head = (w, b, weight_split(w))
+        sk = (None, None, None) if skip is None else (skip.weight.detach(),
+                                                      None if skip.bias is None else skip.bias.detach(), s_split)
+        return head + sk + value
 
     def _skip_in_fold(self) -> bool:
         """Whether the folded form adds lin_skip(x_dst) in its last product (_folded_attention):
