@@ -206,14 +206,17 @@ def test_transformer_folded_operators_kept_without_autograd_until_a_parameter_ch
 def test_transformer_fold_rule_on_cuda_follows_size_and_autograd(seed, monkeypatch):
     """On CUDA the folded form runs where C >= K on graphs of at least FOLD_CUDA_MIN_ENTRIES entries,
     and with autograd off (inference) from FOLD_CUDA_INFERENCE_MIN_ENTRIES (both lowered here); the
-    two forms agree to float32 rounding, and the folded inference output is PyG's semantics."""
+    two forms agree to float32 rounding, and the folded inference output is PyG's semantics. With
+    autograd off the layer runs as one op (TransformerConv._inference), folded or not."""
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", "")
     monkeypatch.setattr(transformer, "FOLD_CUDA_INFERENCE_MIN_ENTRIES", 2000)
     monkeypatch.setattr(transformer, "FOLD_CUDA_MIN_ENTRIES", 8000)
-    calls = []
-    real = TransformerConv._folded_attention
+    calls = []  # one entry per folded call: the Python path's _folded_attention, or the one op folded
+    real, real_one_op = TransformerConv._folded_attention, TransformerConv._inference
     monkeypatch.setattr(TransformerConv, "_folded_attention", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(TransformerConv, "_inference",
+                        lambda mod, x, g, fold: (calls.append(1) if fold else None) or real_one_op(mod, x, g, fold))
     x = torch.randn(700, 64, device="cuda")
     mid, large = random_edges(700, 700, 4000, "cuda"), random_edges(700, 700, 9000, "cuda")
     wide, narrow = TransformerConv(64, 64, heads=8).cuda(), TransformerConv(64, 32, heads=4).cuda()
@@ -321,7 +324,7 @@ def test_cuda_inference_projects_with_prepared_weights(seed, cls, kwargs, fold, 
     import tessera.nn._linear as linear_mod
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", fold)
-    monkeypatch.setattr(linear_mod, "_PREPARED", True)  # off by default (_linear.PreparedWeights says why)
+    monkeypatch.setattr(linear_mod, "_PREPARED", True)  # the default, whatever TESSERA_LINEAR_PREPARED says
     # Folded: C = 128, a whole wgmma tile of columns per head, so the per-head product is one launch
     # (at C = 64 it is a product per head on the mma.sync kernel: 6 launches in gpu_20261206h).
     mod = cls(64, 128 if fold == "1" else 32, heads=4, **kwargs).cuda()

@@ -84,10 +84,9 @@ class PreparedWeights:
     3 -> 2 kernels) and 51 -> 36 us (Transformer, 5 -> 3), the grid's GPU-bound 4x64 rows 1.6-4%
     faster; but their host path, which is what Cora and PubMed take, stayed at 100-140 us (the
     memo's checks cost about what the launches saved: at Cora's size the projections were mma.sync
-    kernels, which launch no split). TESSERA_LINEAR_PREPARED=1 turns this and every kept split
-    (weight_split) on. Off by default: the kernels' kept-split checks passed on the GPU, but the
-    layer-level CUDA test, corrected after that run (its fp32 optimizer step was ill-conditioned),
-    has not run there since."""
+    kernels, which launch no split). On by default since its layer-level CUDA test passed on the GPU
+    (H100, bench/results/gpu_20261207; the kernels' bitwise kept-split checks passed in
+    gpu_20261206h); TESSERA_LINEAR_PREPARED=0 turns it and every kept split (weight_split) off."""
     __slots__ = ("_memos",)
 
     def __init__(self):
@@ -138,7 +137,7 @@ def _use_prepared(prepared, x: Tensor) -> bool:
     return _PREPARED and prepared is not None and not torch.is_grad_enabled() and _tensor_cores(x)
 
 
-_PREPARED = os.environ.get("TESSERA_LINEAR_PREPARED", "0") == "1"
+_PREPARED = os.environ.get("TESSERA_LINEAR_PREPARED", "1") != "0"
 
 
 def linears(lins, x: Tensor, prepared: "PreparedWeights" = None):

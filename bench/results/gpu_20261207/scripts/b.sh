@@ -1,6 +1,6 @@
 # session 2026-12-07 (eighteenth) call B, right after call A on the same warm machine (its build kept):
 # the Transformer layer against PyG on the five graphs with the forward as one op (the default).
-# PREPARED (default 0): TESSERA_LINEAR_PREPARED for the run. END (default 540): the second the bench
+# PREPARED (default 0): TESSERA_LINEAR_PREPARED for the run (call B ran with PREPARED=1). END (default 540): the second the bench
 # must end by. Carry as call A.
 source scripts/device_call.sh
 (

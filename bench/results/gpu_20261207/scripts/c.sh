@@ -1,0 +1,24 @@
+# session 2026-12-07 (eighteenth) call C: after calls A and B, with the prepared projections on by
+# default and the CUDA fold-rule test counting the one op's folded calls: pytest test_linear.py +
+# test_attention.py; the host time per call (bench/host_path_probe.py); both layers against PyG on the
+# five graphs with the defaults (one op, prepared projections). END (default 560): the second the
+# layer bench must end by. Carry as call A; the working tree must be the commit.
+source scripts/device_call.sh
+(
+set -x
+cat $R/gpu.txt
+device_build "tessera_torch tessera_tests"
+elapsed
+timeout 120 python3 -m pytest -q tests/python/test_linear.py tests/python/test_attention.py > $R/pytest_$C.txt 2>&1; echo pytest rc=$?
+tail -n 5 $R/pytest_$C.txt
+elapsed
+timeout 60 python3 bench/host_path_probe.py --graph cora --data-dir $D > $R/host_path_probe.txt 2>&1; echo probe rc=$?
+elapsed
+L=$(( ${END:-560} - ($(date +%s) - T0) ))
+timeout $L python3 bench/attention_layer_bench.py --graphs cora,pubmed,grid,rmat,clustered --data-dir $D --budget-s $(( L - 60 )) --json $R/attention_layer_$C.json > $R/attention_layer_$C.txt 2>&1; echo layer rc=$?
+elapsed
+) > $R/steps.txt 2>&1
+device_pack
+tar xzf $OUT/r.tgz -O r/steps.txt | grep -E "rc=|elapsed|passed|failed"
+tar xzf $OUT/r.tgz -O r/host_path_probe.txt | tail -n 6
+tar xzf $OUT/r.tgz --wildcards -O "r/attention_layer*.txt" | grep -E "fwd|medians" | cut -c1-200
