@@ -1,6 +1,7 @@
 # session 2026-12-07 (eighteenth) call C: after calls A and B, with the prepared projections on by
 # default and the CUDA fold-rule test counting the one op's folded calls: pytest test_linear.py +
-# test_attention.py; the host time per call (bench/host_path_probe.py); both layers against PyG on the
+# test_attention.py; the host time per call (bench/host_path_probe.py); the PubMed 4x64 Transformer
+# forward's timeline (call A found it GPU-bound at 0.19 ms, not host-bound as predicted); both layers against PyG on the
 # five graphs with the defaults (one op, prepared projections). END (default 560): the second the
 # layer bench must end by. Carry as call A; the working tree must be the commit.
 source scripts/device_call.sh
@@ -13,6 +14,7 @@ timeout 120 python3 -m pytest -q tests/python/test_linear.py tests/python/test_a
 tail -n 5 $R/pytest_$C.txt
 elapsed
 timeout 60 python3 bench/host_path_probe.py --graph cora --data-dir $D > $R/host_path_probe.txt 2>&1; echo probe rc=$?
+timeout 45 python3 bench/attention_profile.py --layer transformer --graph pubmed --hc 4x64 --data-dir $D --forward-only --rows 8 --timeline > $R/timeline_transformer_pubmed_4x64.txt 2>&1; echo timeline rc=$?
 elapsed
 L=$(( ${END:-560} - ($(date +%s) - T0) ))
 timeout $L python3 bench/attention_layer_bench.py --graphs cora,pubmed,grid,rmat,clustered --data-dir $D --budget-s $(( L - 60 )) --json $R/attention_layer_$C.json > $R/attention_layer_$C.txt 2>&1; echo layer rc=$?
