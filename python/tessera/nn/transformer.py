@@ -15,6 +15,11 @@ multi-query call) with the query (W_k,h^T W_q,h) x_dst + W_k,h^T b_q,h and appli
 aggregation. That is less work wherever the head width C is at least the input width K; where it
 runs unforced is measured per device (FOLD_CPU_EQUAL_MIN_ENTRIES, FOLD_CUDA_MIN_ENTRIES).
 
+Without autograd, on CUDA fp32 (TransformerConv._one_op), the forward is one op,
+tessera.transformer_inference: the products, the attention and the skip chained in C++ from weights
+kept while the parameters are unchanged, so a small graph's forward is not the layer's Python
+(TESSERA_TRANSFORMER_ONE_OP=0 keeps the Python path).
+
 Edge features (``edge_dim``/``edge_attr``): e = lin_edge(edge_attr) (no bias) is added to k_j and
 v_j as PyG does. The fused kernels (CPU and CUDA) project each edge's features where they use them:
 no E x H x C tensor, in forward or backward.
