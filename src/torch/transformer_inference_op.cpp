@@ -97,21 +97,16 @@ at::Tensor transformer_inference(const at::Tensor& x_src, const at::Tensor& x_ds
                 " on ", x_dst.device());
   const int64_t H = heads, K = x_src.size(1), K_dst = x_dst.size(1);
   const bool fold = has(w_value);
-  at::Tensor out;
+  // Every argument is checked before any work: a bad one raises with nothing computed.
   int64_t C = 0;
-  bool skip_added = false;
   if (!fold) {
     TESSERA_CHECK(w_in.dim() == 2 && w_in.size(0) % (3 * H) == 0, kOp, ": w_in must be [W_q; W_k; W_v], [3 heads C, ",
                   "in], got shape ", w_in.sizes(), " with heads = ", H);
     C = w_in.size(0) / (3 * H);
-    const int64_t HC = H * C;
-    check_matrix(w_in, x_dst, "w_in", 3 * HC, K);
-    check_bias(b_in, x_dst, "b_in", 3 * HC);
+    check_matrix(w_in, x_dst, "w_in", 3 * H * C, K);
+    check_bias(b_in, x_dst, "b_in", 3 * H * C);
     TESSERA_CHECK(x_src.is_same(x_dst), kOp, ": the unfolded form takes one x (x_src is x_dst): the stacked w_in ",
                   "is one product of it");
-    const at::Tensor y = call_linear(x_dst, w_in, b_in, {}, split_in);  // q, k and v its column blocks
-    const at::Tensor q = y.slice(1, 0, HC), k = y.slice(1, HC, 2 * HC), v = y.slice(1, 2 * HC, 3 * HC);
-    out = attend(rowptr, col, graph_id, q, k, v, H, 0.0);  // scale 0: the kernels' 1/sqrt(C)
   } else {
     TESSERA_CHECK(w_value->dim() == 2 && w_value->size(0) % H == 0, kOp, ": w_value must be [heads C, in], got shape ",
                   w_value->sizes(), " with heads = ", H);
@@ -121,25 +116,35 @@ at::Tensor transformer_inference(const at::Tensor& x_src, const at::Tensor& x_ds
     check_bias(b_in, x_dst, "b_in", H * K);
     check_bias(b_value, x_dst, "b_value", H * C);
     check_bias(b_out, x_dst, "b_out", H * C);
+    if (has(nonempty))
+      TESSERA_CHECK(nonempty->dim() == 2 && nonempty->size(0) == x_dst.size(0) && nonempty->size(1) == 1, kOp,
+                    ": nonempty must be [", x_dst.size(0), ", 1], got shape ", nonempty->sizes());
+  }
+  const int64_t width = concat ? H * C : C;  // the output's
+  if (has(w_skip)) {
+    check_matrix(*w_skip, x_dst, "w_skip", width, K_dst);
+    check_bias(b_skip, x_dst, "b_skip", width);
+  }
+  at::Tensor out;
+  bool skip_added = false;  // lin_skip(x_dst) added in the folded form's last product
+  if (!fold) {
+    const int64_t HC = H * C;
+    const at::Tensor y = call_linear(x_dst, w_in, b_in, {}, split_in);  // q, k and v its column blocks
+    const at::Tensor q = y.slice(1, 0, HC), k = y.slice(1, HC, 2 * HC), v = y.slice(1, 2 * HC, 3 * HC);
+    out = attend(rowptr, col, graph_id, q, k, v, H, 0.0);  // scale 0: the kernels' 1/sqrt(C)
+  } else {
     const at::Tensor query = call_linear(x_dst, w_in, b_in, {}, split_in);  // head h's query in columns h K ..
     const at::Tensor agg = attend(rowptr, col, graph_id, query, x_src, x_src, H, 1.0 / std::sqrt(double(C)));
     const bool masked = has(nonempty) && has(b_value);
     skip_added = has(w_skip) && concat;
     at::Tensor bias = masked ? at::Tensor() : has(b_out) ? *b_out : or_undefined(b_value);
     at::Tensor bias2 = skip_added && (masked || !has(b_out)) ? or_undefined(b_skip) : at::Tensor();
-    if (skip_added) check_matrix(*w_skip, x_dst, "w_skip", H * C, K_dst);
     out = linear_heads(agg, *w_value, bias, skip_added ? x_dst : at::Tensor(),
                        skip_added ? *w_skip : at::Tensor(), bias2, or_undefined(split_value));
-    if (masked) {
-      TESSERA_CHECK(nonempty->dim() == 2 && nonempty->size(0) == out.size(0) && nonempty->size(1) == 1, kOp,
-                    ": nonempty must be [", out.size(0), ", 1], got shape ", nonempty->sizes());
-      out.addmm_(nonempty->to(out.scalar_type()), b_value->view({1, -1}));
-    }
+    if (masked) out.addmm_(nonempty->to(out.scalar_type()), b_value->view({1, -1}));
   }
   if (!concat) out = out.view({-1, H, C}).mean(1);
   if (!has(w_skip) || skip_added) return out;
-  check_matrix(*w_skip, x_dst, "w_skip", out.size(1), K_dst);
-  check_bias(b_skip, x_dst, "b_skip", out.size(1));
   return call_linear(x_dst, *w_skip, b_skip, out, split_skip);  // x_dst W_skip^T + b_skip + out, one kernel
 }
 

@@ -36,10 +36,14 @@ _ops = torch.ops.tessera
 _MIN_BYTES = int(_ops.huge_output_min_bytes())
 
 
+def _plain(lin: torch.nn.Linear) -> bool:
+    """A torch Linear itself (not a subclass) with no forward hooks: its forward is x W^T + b."""
+    return type(lin) is torch.nn.Linear and not lin._forward_pre_hooks and not lin._forward_hooks
+
+
 def _fast_path(lin: torch.nn.Linear, x: Tensor) -> bool:
-    """A plain Linear (no hooks, not a subclass) on a 2-D floating tensor of its dtype."""
-    return type(lin) is torch.nn.Linear and not lin._forward_pre_hooks and not lin._forward_hooks and \
-        x.dim() == 2 and x.is_floating_point() and x.dtype == lin.weight.dtype
+    """A plain Linear (_plain) on a 2-D floating tensor of its dtype."""
+    return _plain(lin) and x.dim() == 2 and x.is_floating_point() and x.dtype == lin.weight.dtype
 
 
 def _has_fp32_precision() -> bool:

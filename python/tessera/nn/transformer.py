@@ -40,7 +40,7 @@ from torch import Tensor
 
 from .._memo import TensorMemo
 from ..graph import Graph, GraphCache, is_sparse_adjacency
-from ._linear import (PreparedWeights, _fast_path, _stack, _tensor_cores, add_to_fresh, heads_product, linear,
+from ._linear import (PreparedWeights, _plain, _stack, _tensor_cores, add_to_fresh, heads_product, linear,
                       linear_add, product, project, weight_split)
 from ._inputs import layer_inputs, node_feature_pair
 from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_attention_request, fused_attention,
@@ -162,7 +162,7 @@ class TransformerConv(torch.nn.Module):
     def _one_op(self, x, fold: bool) -> bool:
         """Whether this call runs as one op (_inference): without autograd, on CUDA fp32 projections
         on tessera's kernel (_linear._tensor_cores: not where the user allowed TF32), plain Linears
-        (no hooks: _linear._fast_path), no beta gate, not dropout in training, and either form but
+        (no hooks: _linear._plain) of x's dtype, no beta gate, not dropout in training, and either form but
         the unfolded one on bipartite input (whose q and k read inputs of different widths, so they
         are no one stacked product). The caller has checked: no edge features, no attention weights.
         TESSERA_TRANSFORMER_ONE_OP=0 turns it off (for A/B measurements)."""
@@ -172,8 +172,11 @@ class TransformerConv(torch.nn.Module):
             return False
         if x[0] is not x[1] and not (fold and _tensor_cores(x[0])):
             return False
-        return all(_fast_path(lin, x[1]) for lin in (self.lin_query, self.lin_skip)) and \
-            all(_fast_path(lin, x[0]) for lin in (self.lin_key, self.lin_value))
+        # Both inputs are 2-D floating tensors (node_feature_pair, _tensor_cores): what _linear._fast_path
+        # asks of an input is the Linears' dtype, checked here once per Linear, not once per Linear and input.
+        dtype = x[1].dtype
+        return x[0].dtype == dtype and all(_plain(lin) and lin.weight.dtype == dtype
+                                           for lin in (self.lin_query, self.lin_key, self.lin_value, self.lin_skip))
 
     def _inference(self, x, g: AttentionGraph, fold: bool) -> Tensor:
         """The forward without autograd as one op, tessera.transformer_inference
