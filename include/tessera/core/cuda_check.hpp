@@ -46,6 +46,11 @@ inline cudaStream_t cuda_stream(const void* s) {
 int cuda_multiprocessors(int device = -1);
 // Compute capability of a CUDA device as 10 major + minor (90 for sm_90), queried once per device.
 int cuda_compute_capability(int device = -1);
+// Resident blocks per multiprocessor of `kernel` launched with `threads` threads and `smem` bytes of
+// dynamic shared memory on the current device, first opting the kernel in to more than 48 KB where
+// smem needs it. Asked once per (device, kernel, threads, smem): launchers that size their grid by it
+// run on every call, and the two runtime queries cost microseconds of host time each call.
+int cuda_resident_blocks(const void* kernel, int threads, size_t smem);
 
 // GPU time between start() and stop() on a stream; the events live and die with the object (also
 // when a checked call throws between them).

@@ -3,7 +3,10 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 #include "tessera/core/cuda_check.hpp"
 #include "tessera/core/device.hpp"
@@ -72,6 +75,28 @@ int cuda_compute_capability(int device) {
   static std::atomic<int> major[64] = {}, minor[64] = {};
   return 10 * cached_attribute(major, cudaDevAttrComputeCapabilityMajor, device) +
          cached_attribute(minor, cudaDevAttrComputeCapabilityMinor, device);
+}
+
+int cuda_resident_blocks(const void* kernel, int threads, size_t smem) {
+  int device = 0;
+  TESSERA_CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, int, size_t>, int> resident;  // a few dozen kernels
+  static std::map<std::pair<int, const void*>, size_t> opted;                 // the smem limit set
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_tuple(device, kernel, threads, smem);
+  if (const auto it = resident.find(key); it != resident.end()) return it->second;
+  if (smem > 48 * 1024) {
+    size_t& limit = opted[{device, kernel}];
+    if (smem > limit) {
+      TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      limit = smem;
+    }
+  }
+  int per_sm = 0;
+  TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  resident.emplace(key, per_sm);
+  return per_sm;
 }
 
 std::string cuda_device_name(int index) {

@@ -170,10 +170,7 @@ void launch_items(K kernel, P p, const Schedule<I>& sched, size_t smem_light, si
   if (items == 0) return;
   const int threads = kWarpsPerBlock * 32;
   const size_t smem = std::max(smem_light, sched.heavy ? smem_heavy : 0);
-  if (smem > 48 * 1024)
-    TESSERA_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  int per_sm = 0;
-  TESSERA_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  const int per_sm = cuda_resident_blocks(reinterpret_cast<const void*>(kernel), threads, smem);
   p.heavy_threshold = sched.heavy ? sched.threshold : INT64_MAX;
   p.heavy_list = sched.heavy ? sched.list() : nullptr;
   p.heavy_count = sched.heavy ? sched.count() : nullptr;
