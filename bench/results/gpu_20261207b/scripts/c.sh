@@ -1,4 +1,4 @@
-# session 2026-12-07 (nineteenth) call C, as planned in gpu_20261207 (eighteenth; it never ran there), at a commit that also caches the attention launch's occupancy query: after calls A and B there,
+# session 2026-12-07 (nineteenth) call C, as planned in gpu_20261207 (eighteenth; it never ran there), at a commit that also caches the attention launch's occupancy query: after calls A and B there, with the prepared projections on by
 # default and the CUDA fold-rule test counting the one op's folded calls: pytest test_linear.py +
 # test_attention.py; the host time per call (bench/host_path_probe.py); the PubMed 4x64 Transformer
 # forward's timeline (call A found it GPU-bound at 0.19 ms, not host-bound as predicted), and PubMed
