@@ -12,6 +12,7 @@
 #include "column_sums.hpp"
 #include "tessera/ops/attention.hpp"
 #include "needs_grad.hpp"
+#include "optional_args.hpp"
 #include "outputs.hpp"
 #include "views.hpp"
 
@@ -19,11 +20,9 @@ namespace tessera::pt {
 
 namespace {
 
-using OptTensor = c10::optional<at::Tensor>;
 using Outputs = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 using Grads = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
-bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
 at::Tensor packed_rows(const at::Tensor& t) { return (t.size(1) <= 1 || t.stride(1) == 1) ? t : t.contiguous(); }
 
 template <class I>

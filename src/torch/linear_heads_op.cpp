@@ -34,6 +34,7 @@
 #include "column_sums.hpp"
 #include "linear_op.hpp"
 #include "needs_grad.hpp"
+#include "optional_args.hpp"
 #include "outputs.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/ops/linear.hpp"
@@ -42,10 +43,6 @@
 namespace tessera::pt {
 
 namespace {
-
-using OptTensor = c10::optional<at::Tensor>;
-
-at::Tensor value_or_undefined(const OptTensor& t) { return t.has_value() ? *t : at::Tensor(); }
 
 // Heads H: x's width over weight's in_features.
 int64_t heads_of(const at::Tensor& x, const at::Tensor& weight) { return x.size(1) / weight.size(1); }
@@ -141,10 +138,9 @@ at::Tensor forward_impl(const at::Tensor& x, const at::Tensor& w, const at::Tens
 at::Tensor linear_heads_kernel(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias,
                                const OptTensor& x2, const OptTensor& weight2, const OptTensor& bias2,
                                const OptTensor& weight_split) {
-  const at::Tensor b = value_or_undefined(bias), x2t = value_or_undefined(x2), w2 = value_or_undefined(weight2),
-                   b2 = value_or_undefined(bias2);
+  const at::Tensor b = or_undefined(bias), x2t = or_undefined(x2), w2 = or_undefined(weight2), b2 = or_undefined(bias2);
   check_args(x, weight, b, x2t, w2, b2);
-  return forward_impl(x, weight, b, x2t, w2, b2, value_or_undefined(weight_split));
+  return forward_impl(x, weight, b, x2t, w2, b2, or_undefined(weight_split));
 }
 
 at::Tensor call_linear_heads(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias, const OptTensor& x2,
@@ -164,7 +160,7 @@ class LinearHeadsFunction : public torch::autograd::Function<LinearHeadsFunction
                             const OptTensor& bias2, const OptTensor& weight_split) {
     at::AutoDispatchBelowADInplaceOrView below;
     ctx->saved_data["grads"] = c10::List<bool>({wants(bias), wants(x2), wants(weight2), wants(bias2)});
-    ctx->save_for_backward({x, weight, value_or_undefined(x2), value_or_undefined(weight2)});
+    ctx->save_for_backward({x, weight, or_undefined(x2), or_undefined(weight2)});
     return call_linear_heads(x, weight, bias, x2, weight2, bias2, weight_split);
   }
 
@@ -214,8 +210,7 @@ class LinearHeadsFunction : public torch::autograd::Function<LinearHeadsFunction
 at::Tensor linear_heads_autograd(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias,
                                  const OptTensor& x2, const OptTensor& weight2, const OptTensor& bias2,
                                  const OptTensor& weight_split) {
-  check_args(x, weight, value_or_undefined(bias), value_or_undefined(x2), value_or_undefined(weight2),
-             value_or_undefined(bias2));
+  check_args(x, weight, or_undefined(bias), or_undefined(x2), or_undefined(weight2), or_undefined(bias2));
   if (!needs_grad(x, weight, bias, x2, weight2, bias2)) {
     at::AutoDispatchBelowADInplaceOrView below;
     return call_linear_heads(x, weight, bias, x2, weight2, bias2, weight_split);

@@ -25,6 +25,7 @@
 #include "column_sums.hpp"
 #include "linear_op.hpp"
 #include "needs_grad.hpp"
+#include "optional_args.hpp"
 #include "outputs.hpp"
 #include "tessera/ops/linear.hpp"
 #include "views.hpp"
@@ -104,9 +105,6 @@ std::pair<at::Tensor, at::Tensor> weight_grads(const at::Tensor& dy, const at::T
 
 namespace {
 
-using OptTensor = c10::optional<at::Tensor>;
-
-bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
 
 void check_args(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias, const OptTensor& residual) {
   TESSERA_CHECK(x.defined() && x.dim() == 2, "linear: x must be 2-D (rows x in_features), got shape ",

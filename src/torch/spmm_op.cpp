@@ -13,6 +13,7 @@
 #include "column_sums.hpp"
 #include "graph_ops.hpp"
 #include "needs_grad.hpp"
+#include "optional_args.hpp"
 #include "outputs.hpp"
 #include "tessera/ops/spmm.hpp"
 #include "views.hpp"
@@ -21,9 +22,6 @@ namespace tessera::pt {
 
 namespace {
 
-using OptTensor = c10::optional<at::Tensor>;
-
-bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
 
 // bias: one value per feature of x (checked by the autograd and the device kernels alike).
 void check_bias_shape(const at::Tensor& bias, int64_t features) {

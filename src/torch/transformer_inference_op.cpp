@@ -39,16 +39,12 @@
 #include "attention_op.hpp"
 #include "boundary.hpp"
 #include "linear_op.hpp"
+#include "optional_args.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::pt {
 
 namespace {
-
-using OptTensor = c10::optional<at::Tensor>;
-
-at::Tensor or_undefined(const OptTensor& t) { return t.has_value() ? *t : at::Tensor(); }
-bool has(const OptTensor& t) { return t.has_value() && t->defined(); }
 
 constexpr const char* kOp = "transformer_inference";
 
