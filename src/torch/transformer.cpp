@@ -87,26 +87,22 @@ int forced_fold() {
 }
 
 // Where the folded form runs unforced: the Python layer's FOLD_CPU_EQUAL_MIN_ENTRIES,
-// FOLD_CUDA_MIN_ENTRIES, FOLD_CUDA_INFERENCE_MIN_ENTRIES and FOLD_CUDA_INFERENCE_MAX_K_OVER_C (its
-// comment has the measurements).
+// FOLD_CUDA_MIN_ENTRIES and FOLD_CUDA_INFERENCE_MIN_ENTRIES (its comment has the measurements).
 constexpr int64_t kFoldCpuEqualMinEntries = int64_t(1) << 18;
 constexpr int64_t kFoldCudaMinEntries = int64_t(1) << 20;
 constexpr int64_t kFoldCudaInferenceMinEntries = int64_t(1) << 16;
-constexpr int64_t kFoldCudaInferenceMaxKOverC = 2;
 
 // Whether a call takes the folded form, the Python layer's rule (TransformerConv._folds): no edge
 // features, no dropout in training (the value bias needs each row's sum of alpha, 1 only without
 // dropout); then where the head width C is at least the input width K: on the CPU where C > K, or
 // C = K on graphs of at least kFoldCpuEqualMinEntries entries; on CUDA on graphs of at least
-// kFoldCudaMinEntries. With autograd off on CUDA (no backward to pay for) on graphs of at least
-// kFoldCudaInferenceMinEntries, and also at C < K up to K = kFoldCudaInferenceMaxKOverC C.
+// kFoldCudaMinEntries, or kFoldCudaInferenceMinEntries with autograd off (no backward to pay for).
 bool folds(const TransformerConvImpl& m, const torch::Tensor& x_src, const pt::Graph& g, bool edge_features) {
   if (edge_features || (m.is_training() && m.options.dropout() > 0)) return false;
   if (forced_fold() >= 0) return forced_fold() == 1;
   const int64_t k = x_src.size(1), c = m.options.out_channels();
   if (x_src.is_cpu()) return c > k || (c == k && g.nnz() >= kFoldCpuEqualMinEntries);
-  if (torch::GradMode::is_enabled()) return c >= k && g.nnz() >= kFoldCudaMinEntries;
-  return k <= kFoldCudaInferenceMaxKOverC * c && g.nnz() >= kFoldCudaInferenceMinEntries;
+  return c >= k && g.nnz() >= (torch::GradMode::is_enabled() ? kFoldCudaMinEntries : kFoldCudaInferenceMinEntries);
 }
 
 // Whether the folded form adds lin_skip(x_dst) in its last product: with the root weight, heads

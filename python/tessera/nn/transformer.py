@@ -64,17 +64,17 @@ _FOLD = os.environ.get("TESSERA_TRANSFORMER_FOLD", "")
 #   entries) the folded forward took 0.80 and 0.90x the unfolded one's time at 8x128 (two runs),
 #   0.81, 1.03 and 1.16x at 2x256 (three runs); on Cora (10556) 1.22x and 1.03x (H100,
 #   bench/results/h100_20261206, h100_20261206b), hence FOLD_CUDA_INFERENCE_MIN_ENTRIES: from
-#   PubMed's size up the fold is faster or level on the whole, and it holds no q, k or v.
-#   At C < K without autograd the fold gathers one K-wide source row per entry for all heads, not a
-#   key and a value row of H C each, for H K / C times the multiply-adds: where K <= 2 C
-#   (FOLD_CUDA_INFERENCE_MAX_K_OVER_C) that is at most twice the arithmetic for at least 4x fewer
-#   gathered bytes at 4 heads (bench/results/gpu_20261207b).
+#   PubMed's size up the fold is faster or level on the whole, and it holds no q, k or v. At C < K it
+#   lost without autograd too (4x64 on a 128-wide input, forced on against off, two runs each: grid
+#   5.46-5.49 against 4.77-4.83 ms, PubMed 0.25 against 0.17-0.25, Cora 0.12 against 0.09-0.15; H100,
+#   bench/results/gpu_20261207b). Its heads product has no one-launch kernel at C = 64: linear_heads
+#   then runs one product per head, each splitting its weight (PubMed: 12 kernels, 191 us of GPU
+#   time). Its attention does 1024 multiply-adds an entry against 512.
 # TESSERA_TRANSFORMER_FOLD_MEMO=0 recomputes the folded operators on every call (_folded_operators).
 _FOLD_MEMO = os.environ.get("TESSERA_TRANSFORMER_FOLD_MEMO", "1") != "0"
 FOLD_CPU_EQUAL_MIN_ENTRIES = 2 ** 18
 FOLD_CUDA_MIN_ENTRIES = 2 ** 20
 FOLD_CUDA_INFERENCE_MIN_ENTRIES = 2 ** 16
-FOLD_CUDA_INFERENCE_MAX_K_OVER_C = 2
 _ops = torch.ops.tessera
 # TESSERA_TRANSFORMER_ONE_OP=0 keeps calls without autograd on the Python path (TransformerConv._one_op).
 _ONE_OP = os.environ.get("TESSERA_TRANSFORMER_ONE_OP", "1") != "0"
@@ -236,11 +236,9 @@ class TransformerConv(torch.nn.Module):
         either way where it can run (for A/B measurements); else where the head width C is at least
         the input width K, so that it does no more work per edge and less in the products: on the
         CPU where C > K, or C = K on graphs of at least FOLD_CPU_EQUAL_MIN_ENTRIES entries; on CUDA
-        on graphs of at least FOLD_CUDA_MIN_ENTRIES. With autograd off on CUDA (no backward to pay
-        for) on graphs of at least FOLD_CUDA_INFERENCE_MIN_ENTRIES, and also at C < K up to
-        K = FOLD_CUDA_INFERENCE_MAX_K_OVER_C C, where the gathers it saves outweigh its extra
-        multiply-adds (the measurements are at those constants). The two forms' outputs differ by
-        rounding only (about 1e-6 of the output's largest value)."""
+        on graphs of at least FOLD_CUDA_MIN_ENTRIES, or FOLD_CUDA_INFERENCE_MIN_ENTRIES when autograd
+        is off (no backward to pay for; the measurements are at those constants). The two forms'
+        outputs differ by rounding only (about 1e-6 of the output's largest value)."""
         if self.training and self.dropout > 0:
             return False
         forced = _FOLD
@@ -249,9 +247,8 @@ class TransformerConv(torch.nn.Module):
         k, c = x_src.size(-1), self.out_channels
         if x_src.is_cpu:
             return c > k or (c == k and nnz >= FOLD_CPU_EQUAL_MIN_ENTRIES)
-        if torch.is_grad_enabled():
-            return c >= k and nnz >= FOLD_CUDA_MIN_ENTRIES
-        return k <= FOLD_CUDA_INFERENCE_MAX_K_OVER_C * c and nnz >= FOLD_CUDA_INFERENCE_MIN_ENTRIES
+        least = FOLD_CUDA_MIN_ENTRIES if torch.is_grad_enabled() else FOLD_CUDA_INFERENCE_MIN_ENTRIES
+        return c >= k and nnz >= least
 
     def _project(self, x, fold: bool):
         """q, k, v, and on the CPU the skip projection too (there the ones reading one tensor are one

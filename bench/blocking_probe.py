@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Whether a call's host path waits for the GPU: its wall time (no synchronization after it) with
+the GPU idle, against the same with a ~2 ms GPU sleep queued just before it.
+
+A call that only queues work returns as fast either way; one that waits for the GPU somewhere (a
+synchronizing runtime or driver call, a device-to-host copy) returns after the sleep, so its busy
+time is about 2 ms longer. On PubMed the Transformer's forward took 200 us per call back to back
+against 127 us of GPU work and about 70 us of host path on Cora (bench/results/gpu_20261207b): a
+wait inside the call would make host and GPU time add up instead of overlapping.
+
+    python3 bench/blocking_probe.py [--graph pubmed] [--data-dir DIR]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+import bench_common as bc
+
+SLEEP_CYCLES = 4_000_000  # about 2 ms at the H100's and H200's 1.98 GHz
+
+
+def wall_us(fn, busy: bool, reps: int = 15) -> float:
+    """Median wall time of one call, the GPU idle or busy with a queued sleep when it starts."""
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        if busy:
+            torch.cuda._sleep(SLEEP_CYCLES)
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e6)
+    torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--graph", default="pubmed")
+    p.add_argument("--data-dir", default=bc.DEFAULT_DATA_DIR)
+    a = p.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("blocking_probe.py needs a CUDA device")
+    bc.import_tessera()
+    import tessera.nn as tnn
+    from tessera.nn.gatv2 import AttentionGraph
+    ops = torch.ops.tessera
+    loaded = bc.load_graph(a.graph, a.data_dir)
+    if loaded is None:
+        sys.exit(f"blocking_probe.py: {a.graph} is not under {a.data_dir}")
+    spec, rp, cl = loaded
+    n = rp.numel() - 1
+    ei = bc.edge_index_of(rp, cl, "cuda")
+    g = AttentionGraph.from_edge_index(ei, n, n)
+    x = torch.randn(n, 128, device="cuda")
+    w, b = torch.randn(256, 128, device="cuda"), torch.randn(256, device="cuda")
+    split = ops.linear_split_weight(w, None)
+    w_small = torch.randn(256, 64, device="cuda")
+    qkv = torch.randn(n, 768, device="cuda")
+    q, k, v = qkv[:, :256], qkv[:, 256:512], qkv[:, 512:]
+    att = (None, 4, "transformer", 0.2, 0.125, 0.0, 0, False, False, None, None, None, False, g.graph.id, None,
+           None, None)
+    x2h, w2h = torch.randn(n, 256, device="cuda"), torch.randn(512, 128, device="cuda")
+    w2x, b2x = torch.randn(512, 128, device="cuda"), torch.randn(512, device="cuda")
+    heads_split = ops.linear_split_weight(w2h, w2x)
+
+    def set_variant(name):
+        if name:
+            os.environ["TESSERA_VARIANT_LINEAR"] = name
+        else:
+            os.environ.pop("TESSERA_VARIANT_LINEAR", None)
+
+    def linear_with(variant, kept):
+        def call():
+            set_variant(variant)
+            try:
+                ops.linear(x, w, b, None, split if kept else None)
+            finally:
+                set_variant(None)
+        return call
+
+    layers = []
+    for name, hc in (("TransformerConv", (4, 64)), ("TransformerConv", (2, 256)), ("GATv2Conv", (4, 64))):
+        conv = getattr(tnn, name)(128, hc[1], heads=hc[0]).cuda()
+        layers.append((f"{name} {hc[0]}x{hc[1]} forward, no autograd", lambda conv=conv: conv(x, ei)))
+
+    cases = [
+        ("torch add", lambda: x + x),
+        ("torch linear (cuBLAS)", lambda: torch.nn.functional.linear(x, w, b)),
+        ("tessera.linear default variant, kept split", linear_with(None, True)),
+        ("tessera.linear default variant, split each call", linear_with(None, False)),
+        ("tessera.linear cuda.wgmma.resident, kept split", linear_with("cuda.wgmma.resident", True)),
+        ("tessera.linear cuda.wgmma.128x128, kept split", linear_with("cuda.wgmma.128x128", True)),
+        ("tessera.linear cuda.tf32x3.128x128", linear_with("cuda.tf32x3.128x128", False)),
+        ("tessera.linear K = 64 (tf32x3 or streaming wgmma)", lambda: ops.linear(x[:, :64], w_small, b)),
+        ("tessera.attention 4x64, a graph's id", lambda: ops.attention(g.rowptr, g.col, q, k, v, *att)),
+        ("tessera.linear_heads 2 heads 128 -> 256, x2, kept split",
+         lambda: ops.linear_heads(x2h, w2h, None, x, w2x, b2x, heads_split)),
+    ] + layers
+    print(f"wall time of one call, us: GPU idle / GPU busy with a queued sleep ({torch.cuda.get_device_name()}, "
+          f"{bc.cpu_model()}; {spec}, {n} nodes, input width 128)")
+    with torch.no_grad():
+        for name, fn in cases:
+            for _ in range(3):
+                fn()
+            idle, busy = wall_us(fn, False), wall_us(fn, True)
+            verdict = "WAITS for the GPU" if busy > idle + 500 else "queues only"
+            print(f"  {name:<60} {idle:8.1f} / {busy:8.1f}  {verdict}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
