@@ -15,7 +15,7 @@ elapsed
 if command -v nsys > /dev/null; then
   timeout 150 nsys profile -t cuda,osrt -o $R/blocking_pubmed -f true python3 bench/blocking_probe.py --graph pubmed --data-dir $D > $R/nsys_run.txt 2>&1; echo nsys rc=$?
   timeout 90 nsys stats -r cuda_api_sum,osrt_sum $R/blocking_pubmed.nsys-rep > $R/nsys_api_sum.txt 2>&1; echo nsys stats rc=$?
-  rm -f $R/blocking_pubmed.sqlite
+  rm -f $R/blocking_pubmed.sqlite $R/blocking_pubmed.nsys-rep  # the summary is what comes back
 fi
 elapsed
 ) > $R/steps.txt 2>&1
