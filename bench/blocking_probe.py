@@ -100,6 +100,7 @@ def main():
         ("tessera.linear_heads 2 heads 128 -> 256, x2, kept split",
          lambda: ops.linear_heads(x2h, w2h, None, x, w2x, b2x, heads_split)),
     ] + layers
+    cases += folded_pieces(x, ei, g, tnn)
     print(f"wall time of one call, us: GPU idle / GPU busy with a queued sleep ({torch.cuda.get_device_name()}, "
           f"{bc.cpu_model()}; {spec}, {n} nodes, input width 128)")
     with torch.no_grad():
@@ -109,6 +110,55 @@ def main():
             idle, busy = wall_us(fn, False), wall_us(fn, True)
             verdict = "WAITS for the GPU" if busy > idle + 500 else "queues only"
             print(f"  {name:<60} {idle:8.1f} / {busy:8.1f}  {verdict}", flush=True)
+
+
+def folded_pieces(x, ei, g, tnn) -> list:
+    """The folded TransformerConv 2x256 forward (no autograd: tessera.transformer_inference) taken
+    apart: the layer with the one op off (its Python path), the layer with the op replaced by a
+    stand-in (the layer's Python alone), the op alone on the layer's kept weights, and each of the
+    op's three products and attention alone."""
+    import tessera.nn.transformer as transformer
+    ops = torch.ops.tessera
+    conv = tnn.TransformerConv(128, 256, heads=2).cuda()
+    with torch.no_grad():
+        conv(x, ei)  # keeps the one op's weights (_one_op_memo)
+    w_in, b_in, split_in, w_skip, b_skip, split_skip, w_value, b_value, b_out, split_value = conv._one_op_memo._value
+    nonempty = g.graph.nonempty_rows()
+    n = x.size(0)
+    op_args = (x, x, g.rowptr, g.col, g.graph.id, 2, True, w_in, b_in, split_in, w_skip, b_skip, split_skip,
+               w_value, b_value, b_out, split_value, nonempty)
+    query = ops.linear(x, w_in, b_in, None, split_in)
+    att = (None, 2, "transformer", 0.2, 1 / 16, 0.0, 0, False, False, None, None, None, False, g.graph.id, None,
+           None, None)
+    agg = torch.randn(n, 256, device="cuda")
+
+    def python_path():
+        transformer._ONE_OP = False
+        try:
+            conv(x, ei)
+        finally:
+            transformer._ONE_OP = True
+
+    def python_alone():
+        real = transformer._ops
+        class StandIn:  # the op's name resolved on the stand-in, every other op on torch.ops.tessera
+            def __getattr__(self, name):
+                return (lambda *a: a[1]) if name == "transformer_inference" else getattr(real, name)
+        transformer._ops = StandIn()
+        try:
+            conv(x, ei)
+        finally:
+            transformer._ops = real
+
+    pre = "folded TransformerConv 2x256: "
+    return [(pre + "the layer", lambda: conv(x, ei)),
+            (pre + "the layer, one op off", python_path),
+            (pre + "the layer's Python, op stood in", python_alone),
+            (pre + "tessera.transformer_inference alone", lambda: ops.transformer_inference(*op_args)),
+            (pre + "its query product", lambda: ops.linear(x, w_in, b_in, None, split_in)),
+            (pre + "its attention (multi-query)", lambda: ops.attention(g.rowptr, g.col, query, x, x, *att)),
+            (pre + "its heads product with the skip", lambda: ops.linear_heads(agg, w_value, b_out, x, w_skip, None,
+                                                                              split_value))]
 
 
 if __name__ == "__main__":
