@@ -216,7 +216,8 @@ def test_transformer_fold_rule_on_cuda_follows_size_and_autograd(seed, monkeypat
     real, real_one_op = TransformerConv._folded_attention, TransformerConv._inference
     monkeypatch.setattr(TransformerConv, "_folded_attention", lambda *a: calls.append(1) or real(*a))
     monkeypatch.setattr(TransformerConv, "_inference",
-                        lambda mod, x, g, fold: (calls.append(1) if fold else None) or real_one_op(mod, x, g, fold))
+                        lambda mod, x, g, fold, *rest: (calls.append(1) if fold else None) or real_one_op(mod, x, g, fold,
+                                                                                                        *rest))
     x = torch.randn(700, 64, device="cuda")
     mid, large = random_edges(700, 700, 4000, "cuda"), random_edges(700, 700, 9000, "cuda")
     wide, narrow = TransformerConv(64, 64, heads=8).cuda(), TransformerConv(64, 32, heads=4).cuda()
@@ -370,8 +371,8 @@ def test_transformer_inference_as_one_op_is_the_layers_forward(seed, kwargs, fol
     no kept splits): unfolded (q, k, v one stacked product) and folded (with empty rows, b_v as a
     rank-1 update, or without, b_v + b_skip in the last product), heads concatenated or averaged,
     with and without the root weight and biases, bipartite where folded. Its output is the
-    training-mode one and PyG's semantics, before and after an optimizer step and an in-place change
-    of a weight (the kept stacks made again)."""
+    training-mode one and PyG's semantics, before and after an optimizer step, an in-place change
+    of a weight and new Parameters in place of each Linear's (the kept stacks made again)."""
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", fold)
     monkeypatch.setattr(transformer, "_ONE_OP", True)
@@ -396,7 +397,13 @@ def test_transformer_inference_as_one_op_is_the_layers_forward(seed, kwargs, fol
         mod.lin_value.weight.mul_(-1)
         mod.lin_skip.weight.mul_(0.5)
     agree()
-    assert len(calls) == 4
+    # New Parameters in place of each Linear's (the kept weights are read from the old objects until
+    # the memo sees the new ones).
+    for lin in (mod.lin_query, mod.lin_key, mod.lin_value, mod.lin_skip):
+        for name, p in list(lin.named_parameters(recurse=False)):
+            setattr(lin, name, torch.nn.Parameter(p.detach() * 1.5 + 0.25))
+        agree()
+    assert len(calls) == 8
 
 
 def test_transformer_inference_one_op_only_where_it_applies(seed, monkeypatch):

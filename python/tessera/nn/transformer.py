@@ -149,8 +149,9 @@ class TransformerConv(torch.nn.Module):
         if ea is not None:
             ea = g.entry_features(ea)  # into the CSR's entry order
         fold = ea is None and self._folds(x[0], g.col.numel())
-        if ea is None and not want_alpha and self._one_op(x, fold):
-            return self._inference(x, g, fold)
+        params = None if ea is not None or want_alpha else self._one_op(x, fold)
+        if params is not None:
+            return self._inference(x, g, fold, params)
         query, key, value, x_r = self._project(x, fold)
         if fold:
             out, alpha = self._folded_attention(g, query, x[0], want_alpha)
@@ -164,41 +165,53 @@ class TransformerConv(torch.nn.Module):
             attention = (edge_index, attention[1])
         return self._finish(out, x, attention, x_r, skip_added=fold and self._skip_in_fold())
 
-    def _one_op(self, x, fold: bool) -> bool:
+    def _one_op(self, x, fold: bool) -> Optional[tuple]:
         """Whether this call runs as one op (_inference): without autograd, on CUDA fp32 projections
         on tessera's kernel (_linear._tensor_cores: not where the user allowed TF32), plain Linears
         (no hooks: _linear._plain) of x's dtype, no beta gate, not dropout in training, and either form but
         the unfolded one on bipartite input (whose q and k read inputs of different widths, so they
         are no one stacked product). The caller has checked: no edge features, no attention weights.
-        TESSERA_TRANSFORMER_ONE_OP=0 turns it off (for A/B measurements)."""
-        if not _ONE_OP or torch.is_grad_enabled() or self.lin_beta is not None or not _tensor_cores(x[1]):
-            return False
-        if self.training and self.dropout > 0:
-            return False
+        TESSERA_TRANSFORMER_ONE_OP=0 turns it off (for A/B measurements).
+        Returns the Linears' parameters where it does (lin_query's weight and bias, then lin_key's,
+        lin_value's and lin_skip's), else None. They are read from the modules' own tables: a read
+        through nn.Module.__getattr__ is a Python call, and these 12 reads took 18 us that way on the
+        development machine against 0.9 from the tables, on a path that runs on every call."""
+        if not _ONE_OP or torch.is_grad_enabled() or not _tensor_cores(x[1]):
+            return None
+        modules = self._modules  # lin_beta is here where there is one (else a None parameter)
+        if modules.get("lin_beta") is not None or (self.training and self.dropout > 0):
+            return None
         if x[0] is not x[1] and not (fold and _tensor_cores(x[0])):
-            return False
+            return None
         # Both inputs are 2-D floating tensors (node_feature_pair, _tensor_cores): what _linear._fast_path
         # asks of an input is the Linears' dtype, checked here once per Linear, not once per Linear and input.
         dtype = x[1].dtype
-        return x[0].dtype == dtype and all(_plain(lin) and lin.weight.dtype == dtype
-                                           for lin in (self.lin_query, self.lin_key, self.lin_value, self.lin_skip))
+        if x[0].dtype != dtype:
+            return None
+        params = []
+        for name in ("lin_query", "lin_key", "lin_value", "lin_skip"):
+            lin = modules[name]
+            weight = lin._parameters.get("weight")
+            if not _plain(lin) or weight is None or weight.dtype != dtype:
+                return None
+            params += (weight, lin._parameters.get("bias"))
+        return tuple(params)
 
-    def _inference(self, x, g: AttentionGraph, fold: bool) -> Tensor:
+    def _inference(self, x, g: AttentionGraph, fold: bool, params: tuple) -> Tensor:
         """The forward without autograd as one op, tessera.transformer_inference
         (src/torch/transformer_inference_op.cpp: the projections, the attention and the skip chained
         in C++), with the weights it reads kept while the parameters are unchanged (_one_op_weights;
         one tessera._memo check per call). On Cora and PubMed the forward is bound by its host path,
         which was mostly this layer's Python around the ops (bench/results/gpu_20261206h). Measured
         (H100, bench/results/gpu_20261207): host time per Cora 4x64 call 96.5 -> 72.3 us, the
-        event-timed Cora 4x64 forward 107-111 -> 88-96 us, PubMed 4x64 202-209 -> 186-189 us."""
+        event-timed Cora 4x64 forward 107-111 -> 88-96 us, PubMed 4x64 202-209 -> 186-189 us.
+        params: the Linears' parameters from _one_op, what the kept weights are made from."""
         x_src, x_dst = x
         memo = self.__dict__.get("_one_op_memo")
         if memo is None:  # absent on modules pickled before it
             memo = self._one_op_memo = TensorMemo()
-        q, k, v, s = self.lin_query, self.lin_key, self.lin_value, self.lin_skip
         k_src = x_src.size(-1)
-        weights = memo.get((q.weight, q.bias, k.weight, k.bias, v.weight, v.bias, s.weight, s.bias),
-                           lambda: self._one_op_weights(x_dst, k_src, fold),
+        weights = memo.get(params, lambda: self._one_op_weights(x_dst, k_src, fold),
                            extra=(fold, x_dst.dtype, k_src, x_dst.size(-1), self.concat, self.root_weight))
         return _ops.transformer_inference(x_src, x_dst, g.rowptr, g.col, g.graph.id, self.heads, self.concat,
                                           *weights, g.graph.nonempty_rows() if fold else None)
