@@ -105,7 +105,6 @@ std::pair<at::Tensor, at::Tensor> weight_grads(const at::Tensor& dy, const at::T
 
 namespace {
 
-
 void check_args(const at::Tensor& x, const at::Tensor& weight, const OptTensor& bias, const OptTensor& residual) {
   TESSERA_CHECK(x.defined() && x.dim() == 2, "linear: x must be 2-D (rows x in_features), got shape ",
                 x.defined() ? x.sizes() : at::IntArrayRef{});

@@ -22,7 +22,6 @@ namespace tessera::pt {
 
 namespace {
 
-
 // bias: one value per feature of x (checked by the autograd and the device kernels alike).
 void check_bias_shape(const at::Tensor& bias, int64_t features) {
   TESSERA_CHECK(bias.dim() == 1 && bias.size(0) == features, "spmm: bias must be 1-D with one entry per feature (",

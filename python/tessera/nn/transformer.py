@@ -166,16 +166,17 @@ class TransformerConv(torch.nn.Module):
         return self._finish(out, x, attention, x_r, skip_added=fold and self._skip_in_fold())
 
     def _one_op(self, x, fold: bool) -> Optional[tuple]:
-        """Whether this call runs as one op (_inference): without autograd, on CUDA fp32 projections
-        on tessera's kernel (_linear._tensor_cores: not where the user allowed TF32), plain Linears
-        (no hooks: _linear._plain) of x's dtype, no beta gate, not dropout in training, and either form but
-        the unfolded one on bipartite input (whose q and k read inputs of different widths, so they
-        are no one stacked product). The caller has checked: no edge features, no attention weights.
-        TESSERA_TRANSFORMER_ONE_OP=0 turns it off (for A/B measurements).
-        Returns the Linears' parameters where it does (lin_query's weight and bias, then lin_key's,
-        lin_value's and lin_skip's), else None. They are read from the modules' own tables: a read
-        through nn.Module.__getattr__ is a Python call, and these 12 reads took 18 us that way on the
-        development machine against 0.9 from the tables, on a path that runs on every call."""
+        """The Linears' parameters where this call runs as one op (_inference), else None. It runs as
+        one op without autograd, on CUDA fp32 projections on tessera's kernel (_linear._tensor_cores:
+        not where the user allowed TF32), plain Linears (no hooks: _linear._plain) of x's dtype, no
+        beta gate, not dropout in training, and either form but the unfolded one on bipartite input
+        (whose q and k read inputs of different widths, so they are no one stacked product). The
+        caller has checked: no edge features, no attention weights. TESSERA_TRANSFORMER_ONE_OP=0
+        turns it off (for A/B measurements).
+        The parameters are lin_query's weight and bias, then lin_key's, lin_value's and lin_skip's,
+        read from the modules' own tables: a read through nn.Module.__getattr__ is a Python call, and
+        these 12 reads took 18 us that way on the development machine against 0.9 from the tables, on
+        a path that runs on every call."""
         if not _ONE_OP or torch.is_grad_enabled() or not _tensor_cores(x[1]):
             return None
         modules = self._modules  # lin_beta is here where there is one (else a None parameter)
