@@ -43,10 +43,7 @@ def main():
     bc.import_tessera()
     import tessera.nn as tnn
     H, C = (int(v) for v in a.hc.split("x"))
-    loaded = bc.load_graph(a.graph, a.data_dir)
-    if loaded is None:
-        sys.exit(f"attention_profile.py: {a.graph} is not under {a.data_dir}")
-    spec, rowptr, col = loaded
+    spec, rowptr, col = bc.require_graph(a.graph, a.data_dir, "attention_profile.py")
     n = rowptr.numel() - 1
     ei = bc.edge_index_of(rowptr, col, "cuda")
     dtype = DTYPES[a.dtype]

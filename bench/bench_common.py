@@ -254,6 +254,15 @@ def load_graph(name: str, data_dir: str = DEFAULT_DATA_DIR):
     return path, rowptr, col
 
 
+def require_graph(name: str, data_dir: str, script: str):
+    """load_graph for a script that cannot go on without the graph: exits naming the script, the
+    graph and the directory where it is missing."""
+    loaded = load_graph(name, data_dir)
+    if loaded is None:
+        sys.exit(f"{script}: {name} is not under {data_dir}")
+    return loaded
+
+
 def gpu_busy_us(step):
     """(GPU busy microseconds, kernels) of one synchronized call of step: the union of its kernels'
     spans on the profiler's clock, so overlapping kernels count once."""

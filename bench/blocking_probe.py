@@ -48,10 +48,7 @@ def main():
     import tessera.nn as tnn
     from tessera.nn.gatv2 import AttentionGraph
     ops = torch.ops.tessera
-    loaded = bc.load_graph(a.graph, a.data_dir)
-    if loaded is None:
-        sys.exit(f"blocking_probe.py: {a.graph} is not under {a.data_dir}")
-    spec, rp, cl = loaded
+    spec, rp, cl = bc.require_graph(a.graph, a.data_dir, "blocking_probe.py")
     n = rp.numel() - 1
     ei = bc.edge_index_of(rp, cl, "cuda")
     g = AttentionGraph.from_edge_index(ei, n, n)
@@ -61,8 +58,6 @@ def main():
     w_small = torch.randn(256, 64, device="cuda")
     qkv = torch.randn(n, 768, device="cuda")
     q, k, v = qkv[:, :256], qkv[:, 256:512], qkv[:, 512:]
-    att = (None, 4, "transformer", 0.2, 0.125, 0.0, 0, False, False, None, None, None, False, g.graph.id, None,
-           None, None)
     x2h, w2h = torch.randn(n, 256, device="cuda"), torch.randn(512, 128, device="cuda")
     w2x, b2x = torch.randn(512, 128, device="cuda"), torch.randn(512, device="cuda")
     heads_split = ops.linear_split_weight(w2h, w2x)
@@ -96,7 +91,8 @@ def main():
         ("tessera.linear cuda.wgmma.128x128, kept split", linear_with("cuda.wgmma.128x128", True)),
         ("tessera.linear cuda.tf32x3.128x128", linear_with("cuda.tf32x3.128x128", False)),
         ("tessera.linear K = 64 (tf32x3 or streaming wgmma)", lambda: ops.linear(x[:, :64], w_small, b)),
-        ("tessera.attention 4x64, a graph's id", lambda: ops.attention(g.rowptr, g.col, q, k, v, *att)),
+        ("tessera.attention 4x64, a graph's id", lambda: ops.attention(g.rowptr, g.col, q, k, v, None, 4, "transformer",
+                                                                      scale=0.125, graph_id=g.graph.id)),
         ("tessera.linear_heads 2 heads 128 -> 256, x2, kept split",
          lambda: ops.linear_heads(x2h, w2h, None, x, w2x, b2x, heads_split)),
     ] + layers
@@ -128,8 +124,6 @@ def folded_pieces(x, ei, g, tnn) -> list:
     op_args = (x, x, g.rowptr, g.col, g.graph.id, 2, True, w_in, b_in, split_in, w_skip, b_skip, split_skip,
                w_value, b_value, b_out, split_value, nonempty)
     query = ops.linear(x, w_in, b_in, None, split_in)
-    att = (None, 2, "transformer", 0.2, 1 / 16, 0.0, 0, False, False, None, None, None, False, g.graph.id, None,
-           None, None)
     agg = torch.randn(n, 256, device="cuda")
 
     def python_path():
@@ -156,7 +150,9 @@ def folded_pieces(x, ei, g, tnn) -> list:
             (pre + "the layer's Python, op stood in", python_alone),
             (pre + "tessera.transformer_inference alone", lambda: ops.transformer_inference(*op_args)),
             (pre + "its query product", lambda: ops.linear(x, w_in, b_in, None, split_in)),
-            (pre + "its attention (multi-query)", lambda: ops.attention(g.rowptr, g.col, query, x, x, *att)),
+            (pre + "its attention (multi-query)",
+             lambda: ops.attention(g.rowptr, g.col, query, x, x, None, 2, "transformer", scale=1 / 16,
+                                   graph_id=g.graph.id)),
             (pre + "its heads product with the skip", lambda: ops.linear_heads(agg, w_value, b_out, x, w_skip, None,
                                                                               split_value))]
 

@@ -63,10 +63,7 @@ def main():
         PygGCNConv = None
     dev = torch.device("cuda")
     for name in a.graphs.split(","):
-        loaded = bc.load_graph(name, a.data_dir or bc.DEFAULT_DATA_DIR)
-        if loaded is None:
-            sys.exit(f"gcn_profile: {name} is not under {a.data_dir or bc.DEFAULT_DATA_DIR}")
-        source, rowptr, col = loaded
+        source, rowptr, col = bc.require_graph(name, a.data_dir or bc.DEFAULT_DATA_DIR, "gcn_profile")
         n = rowptr.numel() - 1
         ei = bc.edge_index_of(rowptr, col, dev)
         w = a.width

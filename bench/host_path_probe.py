@@ -72,10 +72,7 @@ def main():
     g = AttentionGraph.from_edge_index(torch.stack([col, col]), 64, 64)
     kept = args[:-4] + (g.graph.id,) + args[-3:]
     row("tessera.attention 64 nodes, 4x64, a graph's id", lambda: ops.attention(g.rowptr, g.col, q, q, q, *kept))
-    loaded = bc.load_graph(a.graph, a.data_dir)
-    if loaded is None:
-        sys.exit(f"host_path_probe.py: {a.graph} is not under {a.data_dir}")
-    _, rp, cl = loaded
+    _, rp, cl = bc.require_graph(a.graph, a.data_dir, "host_path_probe.py")
     ei = bc.edge_index_of(rp, cl, "cuda")
     xg = torch.randn(rp.numel() - 1, 128, device="cuda")
     from tessera.nn import transformer

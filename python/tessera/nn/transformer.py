@@ -40,8 +40,8 @@ from torch import Tensor
 
 from .._memo import TensorMemo
 from ..graph import Graph, GraphCache, is_sparse_adjacency
-from ._linear import (PreparedWeights, _plain, _stack, _tensor_cores, add_to_fresh, heads_product, linear,
-                      linear_add, product, project, weight_split)
+from ._linear import (PreparedWeights, _parameters_of, _plain, _stack, _tensor_cores, add_to_fresh, heads_product,
+                      linear, linear_add, product, project, weight_split)
 from ._inputs import layer_inputs, node_feature_pair
 from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_attention_request, fused_attention,
                     sparse_adjacency_graph)
@@ -174,9 +174,8 @@ class TransformerConv(torch.nn.Module):
         caller has checked: no edge features, no attention weights. TESSERA_TRANSFORMER_ONE_OP=0
         turns it off (for A/B measurements).
         The parameters are lin_query's weight and bias, then lin_key's, lin_value's and lin_skip's,
-        read from the modules' own tables: a read through nn.Module.__getattr__ is a Python call, and
-        these 12 reads took 18 us that way on the development machine against 0.9 from the tables, on
-        a path that runs on every call."""
+        read from the modules' own tables (self._modules, _linear._parameters_of): this runs on every
+        call, and reads through nn.Module.__getattr__ are Python calls."""
         if not _ONE_OP or torch.is_grad_enabled() or not _tensor_cores(x[1]):
             return None
         modules = self._modules  # lin_beta is here where there is one (else a None parameter)
@@ -189,14 +188,16 @@ class TransformerConv(torch.nn.Module):
         dtype = x[1].dtype
         if x[0].dtype != dtype:
             return None
-        params = []
+        params = ()
         for name in ("lin_query", "lin_key", "lin_value", "lin_skip"):
             lin = modules[name]
-            weight = lin._parameters.get("weight")
-            if not _plain(lin) or weight is None or weight.dtype != dtype:
+            if not _plain(lin):
                 return None
-            params += (weight, lin._parameters.get("bias"))
-        return tuple(params)
+            weight_bias = _parameters_of(lin)
+            if weight_bias[0].dtype != dtype:
+                return None
+            params += weight_bias
+        return params
 
     def _inference(self, x, g: AttentionGraph, fold: bool, params: tuple) -> Tensor:
         """The forward without autograd as one op, tessera.transformer_inference
