@@ -72,7 +72,7 @@ Outputs attention_kernel(const at::Tensor& rowptr, const at::Tensor& col, const 
                          c10::string_view kind_sv, double slope, double scale, double dropout, int64_t seed,
                          bool return_alpha, bool alpha_after_dropout, const OptTensor&, const OptTensor&,
                          const OptTensor&, bool, int64_t graph_id, const OptTensor& edge_attr_in,
-                         const OptTensor& edge_weight_in, const OptTensor& bias_in) {
+                         const OptTensor& edge_weight_in, const OptTensor& bias_in, const OptTensor& residual_in) {
   const std::string kind(kind_sv);
   TESSERA_CHECK(query_in.dim() == 2 && key_in.dim() == 2, "attention: query and key must be 2-D, got ",
                 query_in.sizes(), " and ", key_in.sizes());
@@ -97,11 +97,21 @@ Outputs attention_kernel(const at::Tensor& rowptr, const at::Tensor& col, const 
                   q.device());
     bias = bias_in->to(acc).contiguous();
   }
+  at::Tensor residual;
+  if (has(residual_in)) {
+    TESSERA_CHECK(residual_in->dim() == 2 && residual_in->size(0) == rows && residual_in->size(1) == q.size(1),
+                  "attention: residual must be [", rows, ", ", q.size(1), "] (one row per target), got ",
+                  residual_in->sizes());
+    TESSERA_CHECK(residual_in->device() == q.device(), "attention: residual is on ", residual_in->device(),
+                  " but query on ", q.device());
+    residual = packed_rows(residual_in->to(q.scalar_type()));
+  }
   TESSERA_DISPATCH_INDEX(index_type_from(rowptr, "attention: rowptr"), I, [&] {
     auto a = make_args<I>("attention", dev, rowptr, col, q, k, v, att, heads, kind, slope, scale, dropout, seed,
                           graph_id, ea, ew);
     a.out = dense_view(out, dev, "attention", "out");
     a.out_bias = bias.defined() ? bias.data_ptr() : nullptr;
+    if (residual.defined()) a.residual = dense_view(residual, dev, "attention", "residual");
     a.lse = lse.data_ptr();
     a.alpha = return_alpha ? alpha.data_ptr() : nullptr;
     a.alpha_after_dropout = alpha_after_dropout;
@@ -185,12 +195,13 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
   // extra: att (GATv2) or value (Transformer). Torch 1.13's C++ Function cannot take undefined
   // tensors as inputs, so the one that exists for the kind travels in this slot, and absent edge
   // features travel as 1-D empty tensors (edge_attr and edge_weight are 2-D when given); an
-  // absent bias as a 2-D empty tensor (a bias is 1-D).
+  // absent bias as a 2-D empty tensor (a bias is 1-D), an absent residual as a 1-D one (it is 2-D).
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& query,
                                                 const at::Tensor& key, const at::Tensor& extra,
                                                 const at::Tensor& edge_attr_or_empty,
                                                 const at::Tensor& edge_weight_or_empty,
-                                                const at::Tensor& bias_or_empty, const AttentionGraph& g,
+                                                const at::Tensor& bias_or_empty,
+                                                const at::Tensor& residual_or_empty, const AttentionGraph& g,
                                                 const AttentionOptions& o) {
     at::AutoDispatchBelowADInplaceOrView below;
     // lse and alpha take no gradient: left undefined, not materialized as zeros (two allocations
@@ -200,7 +211,7 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
     const at::Tensor value = gat ? at::Tensor() : extra, att = gat ? extra : at::Tensor();
     const bool edges = edge_attr_or_empty.dim() == 2;
     const at::Tensor ea = edges ? edge_attr_or_empty : at::Tensor(), ew = edges ? edge_weight_or_empty : at::Tensor();
-    const bool with_bias = bias_or_empty.dim() == 1;
+    const bool with_bias = bias_or_empty.dim() == 1, with_residual = residual_or_empty.dim() == 2;
     static auto op = c10::Dispatcher::singleton()
                          .findSchemaOrThrow("tessera::attention", "")
                          .typed<decltype(attention_kernel)>();
@@ -209,7 +220,8 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
                                      o.negative_slope, o.scale, o.dropout, o.seed, o.return_alpha,
                                      o.alpha_after_dropout, opt(g.t_rowptr), opt(g.t_col), opt(g.t_perm),
                                      g.symmetric, g.graph_id, opt(ea), opt(ew),
-                                     with_bias ? OptTensor(bias_or_empty) : OptTensor());
+                                     with_bias ? OptTensor(bias_or_empty) : OptTensor(),
+                                     with_residual ? OptTensor(residual_or_empty) : OptTensor());
     // out is not saved: the backward never reads it, and the layers may then add their bias or
     // residual into it in place, in training too (one [N, H*C] buffer fewer across the step).
     ctx->save_for_backward({query, key, value, att, lse, ea, ew});
@@ -227,6 +239,8 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
     ctx->saved_data["seed"] = o.seed;
     ctx->saved_data["bias_grad"] = with_bias && bias_or_empty.requires_grad();
     ctx->saved_data["bias_dtype"] = int64_t(bias_or_empty.scalar_type());
+    ctx->saved_data["residual_grad"] = with_residual && residual_or_empty.requires_grad();
+    ctx->saved_data["residual_dtype"] = int64_t(residual_or_empty.scalar_type());
     ctx->mark_non_differentiable({lse, alpha});
     return {out, lse, alpha};
   }
@@ -258,7 +272,12 @@ class AttentionFunction : public torch::autograd::Function<AttentionFunction> {
       dea = dea.to(s[5].scalar_type());
       dew = dew.to(s[6].scalar_type());
     }
-    return {dq, dk, s[3].defined() ? datt : dv, dea, dew, dbias, at::Tensor(), at::Tensor()};
+    // The residual is added to out as it is: its gradient is dout itself.
+    const at::Tensor dresidual =
+        ctx->saved_data["residual_grad"].toBool()
+            ? dout.to(static_cast<at::ScalarType>(ctx->saved_data["residual_dtype"].toInt()))
+            : at::Tensor();
+    return {dq, dk, s[3].defined() ? datt : dv, dea, dew, dbias, dresidual, at::Tensor(), at::Tensor()};
   }
 };
 
@@ -267,7 +286,8 @@ Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, cons
                            c10::string_view kind, double slope, double scale, double dropout, int64_t seed,
                            bool return_alpha, bool alpha_after_dropout, const OptTensor& t_rowptr,
                            const OptTensor& t_col, const OptTensor& t_perm, bool symmetric, int64_t graph_id,
-                           const OptTensor& edge_attr, const OptTensor& edge_weight, const OptTensor& bias) {
+                           const OptTensor& edge_attr, const OptTensor& edge_weight, const OptTensor& bias,
+                           const OptTensor& residual) {
   TESSERA_CHECK(has(t_rowptr) == has(t_col) && has(t_col) == has(t_perm),
                 "attention: pass all of t_rowptr, t_col, t_perm (a cached transpose) or none");
   AttentionGraph g{rowptr, col, key.size(0), has(t_rowptr) ? *t_rowptr : at::Tensor(),
@@ -277,16 +297,17 @@ Outputs attention_autograd(const at::Tensor& rowptr, const at::Tensor& col, cons
   TESSERA_CHECK(gat ? has(att) : has(value), "attention: ", gat ? "GATv2 needs att" : "the Transformer needs value");
   TESSERA_CHECK(!(gat && has(value)), "attention: GATv2 takes its value from key (x_l); pass value=None");
   TESSERA_CHECK(has(edge_attr) == has(edge_weight), "attention: pass both edge_attr and edge_weight or neither");
-  if (!needs_grad(query, key, value, att, edge_attr, edge_weight, bias)) {
+  if (!needs_grad(query, key, value, att, edge_attr, edge_weight, bias, residual)) {
     at::AutoDispatchBelowADInplaceOrView below;
     return attention(g, query, key, value.value_or(at::Tensor()), att.value_or(at::Tensor()), o,
                      edge_attr.value_or(at::Tensor()), edge_weight.value_or(at::Tensor()),
-                     bias.value_or(at::Tensor()));
+                     bias.value_or(at::Tensor()), residual.value_or(at::Tensor()));
   }
   const at::Tensor none = at::empty({0}, query.options());
   auto r = AttentionFunction::apply(query, key, gat ? *att : *value, has(edge_attr) ? *edge_attr : none,
                                     has(edge_weight) ? *edge_weight : none,
-                                    has(bias) ? *bias : at::empty({0, 0}, query.options()), g, o);
+                                    has(bias) ? *bias : at::empty({0, 0}, query.options()),
+                                    has(residual) ? *residual : none, g, o);
   return {r[0], r[1], r[2]};
 }
 
@@ -321,14 +342,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> attention(const AttentionGraph& g
                                                          const at::Tensor& key, const at::Tensor& value,
                                                          const at::Tensor& att, const AttentionOptions& o,
                                                          const at::Tensor& edge_attr, const at::Tensor& edge_weight,
-                                                         const at::Tensor& bias) {
+                                                         const at::Tensor& bias, const at::Tensor& residual) {
   static auto op = c10::Dispatcher::singleton()
                        .findSchemaOrThrow("tessera::attention", "")
                        .typed<decltype(attention_kernel)>();
   auto opt = [](const at::Tensor& t) { return t.defined() ? OptTensor(t) : OptTensor(); };
   return op.call(g.rowptr, g.col, query, key, opt(value), opt(att), o.heads, o.kind, o.negative_slope, o.scale,
                  o.dropout, o.seed, o.return_alpha, o.alpha_after_dropout, opt(g.t_rowptr), opt(g.t_col),
-                 opt(g.t_perm), g.symmetric, g.graph_id, opt(edge_attr), opt(edge_weight), opt(bias));
+                 opt(g.t_perm), g.symmetric, g.graph_id, opt(edge_attr), opt(edge_weight), opt(bias), opt(residual));
 }
 
 }  // namespace tessera::pt
@@ -338,7 +359,7 @@ TORCH_LIBRARY_FRAGMENT(tessera, m) {
         "str kind, float negative_slope=0.2, float scale=0., float dropout=0., int seed=0, bool return_alpha=False, "
         "bool alpha_after_dropout=False, Tensor? t_rowptr=None, Tensor? t_col=None, Tensor? t_perm=None, "
         "bool symmetric=False, int graph_id=0, Tensor? edge_attr=None, Tensor? edge_weight=None, "
-        "Tensor? bias=None) -> (Tensor, Tensor, Tensor)");
+        "Tensor? bias=None, Tensor? residual=None) -> (Tensor, Tensor, Tensor)");
   m.def("attention_backward(Tensor grad_out, Tensor rowptr, Tensor col, Tensor query, Tensor key, Tensor? value, "
         "Tensor? att, Tensor lse, int heads, str kind, float negative_slope, float scale, "
         "float dropout, int seed, Tensor? t_rowptr=None, Tensor? t_col=None, Tensor? t_perm=None, "

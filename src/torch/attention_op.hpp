@@ -2,7 +2,7 @@
 // The attention family's torch ops (schemas and kernels in attention_op.cpp):
 //   tessera::attention(rowptr, col, query, key, value?, att?, heads, kind, negative_slope, scale,
 //                      dropout, seed, return_alpha, alpha_after_dropout, t_rowptr?, t_col?, t_perm?,
-//                      symmetric, graph_id, edge_attr?, edge_weight?, bias?) -> (out, lse, alpha)
+//                      symmetric, graph_id, edge_attr?, edge_weight?, bias?, residual?) -> (out, lse, alpha)
 //     Fused GATv2 / Graph Transformer attention (ops/attention.hpp): query [N_dst, H*C],
 //     key/value [N_src, H*C], or [N_src, C] for one slice shared by the heads (multi-query attention,
 //     the Transformer without edge features; their gradients sum the heads'), att [H*C] (GATv2, any
@@ -16,6 +16,8 @@
 //     does not keep out, so a caller may add into it in place (add_to_fresh).
 //     bias [H*C]: added to every row of out in the kernels' own write (GATv2's bias: no second
 //     pass over out, no add node); its gradient is dout's column sums.
+//     residual [N_dst, H*C]: added to out likewise, row by row (TransformerConv's skip where it is a
+//     column block of the q/k/v product); its gradient is dout.
 //   tessera::attention_backward(...) -> (dquery, dkey, dvalue, datt, dedge_attr, dedge_weight).
 #include <ATen/ATen.h>
 
@@ -48,13 +50,14 @@ AttentionGraph attention_graph(const Graph& g);
 
 // Through the dispatcher (autograd-aware). value: undefined for GATv2, att: undefined for the
 // Transformer; edge_attr [nnz, D] in g's entry order and edge_weight [H*C, D], or both undefined;
-// bias [H*C] added to out, or undefined. Returns (out, lse, alpha).
+// bias [H*C] and residual [N_dst, H*C] added to out, or undefined. Returns (out, lse, alpha).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> attention(const AttentionGraph& g, const at::Tensor& query,
                                                          const at::Tensor& key, const at::Tensor& value,
                                                          const at::Tensor& att, const AttentionOptions& o,
                                                          const at::Tensor& edge_attr = {},
                                                          const at::Tensor& edge_weight = {},
-                                                         const at::Tensor& bias = {});
+                                                         const at::Tensor& bias = {},
+                                                         const at::Tensor& residual = {});
 
 // A layer's edge_attr checked against its edge_dim (0: none) and the graph's entries: [nnz,
 // edge_dim] (a 1-D one as [nnz, 1]), or undefined when the layer has no edge features.

@@ -12,12 +12,17 @@
 //
 //   transformer_inference(x_src, x_dst, rowptr, col, graph_id, heads, concat,
 //                         w_in, b_in?, split_in?, w_skip?, b_skip?, split_skip?,
-//                         w_value?, b_value?, b_out?, split_value?, nonempty?) -> out
+//                         w_value?, b_value?, b_out?, split_value?, nonempty?, skip_stacked) -> out
 //
 // Unfolded (w_value undefined; x_src is x_dst): w_in = [W_q; W_k; W_v] stacked, [3 H C, K] (b_in
 // likewise; split_in its kept linear_split_weight, or undefined), one product, q, k and v its column
 // blocks; then the attention at scale 1/sqrt(C). (A bipartite unfolded call stays on the Python
 // path: its q and k read inputs of different widths, so there is no one stack.)
+// skip_stacked (unfolded, heads concatenated): w_in = [W_q; W_k; W_v; W_skip] (b_in likewise), and
+// the product's fourth column block, lin_skip(x), is added to the attention's output in its own
+// write (the attention's residual), in place of a second product that reads x again and reads and
+// writes the output again (w_skip then undefined). On the grid 4x64 (2^20 nodes) the second product
+// took 1.10 ms of a 4.8 ms forward (H100, bench/results/gpu_20261206f).
 // Folded (w_value = W_v; the Python layer's _folded_attention has the derivation): w_in = the heads'
 // W_k,h^T W_q,h stacked, [H K, K_dst], b_in = the stacked W_k,h^T b_q,h; the queries attend over
 // x_src as every head's key and value; then each head's block of the aggregate times its rows of
@@ -64,7 +69,8 @@ void check_bias(const OptTensor& b, const at::Tensor& x, const char* name, int64
 }
 
 at::Tensor attend(const at::Tensor& rowptr, const at::Tensor& col, int64_t graph_id, const at::Tensor& query,
-                  const at::Tensor& key, const at::Tensor& value, int64_t heads, double scale) {
+                  const at::Tensor& key, const at::Tensor& value, int64_t heads, double scale,
+                  const at::Tensor& residual = {}) {
   AttentionGraph ag;
   ag.rowptr = rowptr;
   ag.col = col;
@@ -74,7 +80,7 @@ at::Tensor attend(const at::Tensor& rowptr, const at::Tensor& col, int64_t graph
   o.kind = "transformer";
   o.heads = heads;
   o.scale = scale;
-  return std::get<0>(attention(ag, query, key, value, at::Tensor(), o));
+  return std::get<0>(attention(ag, query, key, value, at::Tensor(), o, {}, {}, {}, residual));
 }
 
 }  // namespace
@@ -84,7 +90,7 @@ at::Tensor transformer_inference(const at::Tensor& x_src, const at::Tensor& x_ds
                                  const at::Tensor& w_in, const OptTensor& b_in, const OptTensor& split_in,
                                  const OptTensor& w_skip, const OptTensor& b_skip, const OptTensor& split_skip,
                                  const OptTensor& w_value, const OptTensor& b_value, const OptTensor& b_out,
-                                 const OptTensor& split_value, const OptTensor& nonempty) {
+                                 const OptTensor& split_value, const OptTensor& nonempty, bool skip_stacked) {
   TESSERA_CHECK(x_src.dim() == 2 && x_dst.dim() == 2, kOp, ": x_src and x_dst must be 2-D, got shapes ",
                 x_src.sizes(), " and ", x_dst.sizes());
   TESSERA_CHECK(heads >= 1, kOp, ": heads must be positive, got ", heads);
@@ -95,15 +101,20 @@ at::Tensor transformer_inference(const at::Tensor& x_src, const at::Tensor& x_ds
   const bool fold = has(w_value);
   // Every argument is checked before any work: a bad one raises with nothing computed.
   int64_t C = 0;
+  const int64_t blocks = skip_stacked ? 4 : 3;  // the stacked product's column blocks
   if (!fold) {
-    TESSERA_CHECK(w_in.dim() == 2 && w_in.size(0) % (3 * H) == 0, kOp, ": w_in must be [W_q; W_k; W_v], [3 heads C, ",
-                  "in], got shape ", w_in.sizes(), " with heads = ", H);
-    C = w_in.size(0) / (3 * H);
-    check_matrix(w_in, x_dst, "w_in", 3 * H * C, K);
-    check_bias(b_in, x_dst, "b_in", 3 * H * C);
+    TESSERA_CHECK(w_in.dim() == 2 && w_in.size(0) % (blocks * H) == 0, kOp, ": w_in must be ",
+                  skip_stacked ? "[W_q; W_k; W_v; W_skip], [4" : "[W_q; W_k; W_v], [3", " heads C, in], got shape ",
+                  w_in.sizes(), " with heads = ", H);
+    C = w_in.size(0) / (blocks * H);
+    check_matrix(w_in, x_dst, "w_in", blocks * H * C, K);
+    check_bias(b_in, x_dst, "b_in", blocks * H * C);
+    TESSERA_CHECK(!skip_stacked || (concat && !has(w_skip)), kOp, ": skip_stacked needs the heads concatenated ",
+                  "(the skip is added to the attention's [N, heads C] output) and no separate w_skip");
     TESSERA_CHECK(x_src.is_same(x_dst), kOp, ": the unfolded form takes one x (x_src is x_dst): the stacked w_in ",
                   "is one product of it");
   } else {
+    TESSERA_CHECK(!skip_stacked, kOp, ": skip_stacked is for the unfolded form (w_value undefined)");
     TESSERA_CHECK(w_value->dim() == 2 && w_value->size(0) % H == 0, kOp, ": w_value must be [heads C, in], got shape ",
                   w_value->sizes(), " with heads = ", H);
     C = w_value->size(0) / H;
@@ -125,9 +136,10 @@ at::Tensor transformer_inference(const at::Tensor& x_src, const at::Tensor& x_ds
   bool skip_added = false;  // lin_skip(x_dst) added in the folded form's last product
   if (!fold) {
     const int64_t HC = H * C;
-    const at::Tensor y = call_linear(x_dst, w_in, b_in, {}, split_in);  // q, k and v its column blocks
+    const at::Tensor y = call_linear(x_dst, w_in, b_in, {}, split_in);  // q, k, v (and the skip) its column blocks
     const at::Tensor q = y.slice(1, 0, HC), k = y.slice(1, HC, 2 * HC), v = y.slice(1, 2 * HC, 3 * HC);
-    out = attend(rowptr, col, graph_id, q, k, v, H, 0.0);  // scale 0: the kernels' 1/sqrt(C)
+    const at::Tensor skip = skip_stacked ? y.slice(1, 3 * HC, 4 * HC) : at::Tensor();
+    out = attend(rowptr, col, graph_id, q, k, v, H, 0.0, skip);  // scale 0: the kernels' 1/sqrt(C)
   } else {
     const at::Tensor query = call_linear(x_dst, w_in, b_in, {}, split_in);  // head h's query in columns h K ..
     const at::Tensor agg = attend(rowptr, col, graph_id, query, x_src, x_src, H, 1.0 / std::sqrt(double(C)));
@@ -150,6 +162,6 @@ TORCH_LIBRARY_FRAGMENT(tessera, m) {
   m.def("transformer_inference(Tensor x_src, Tensor x_dst, Tensor rowptr, Tensor col, int graph_id, int heads, "
         "bool concat, Tensor w_in, Tensor? b_in=None, Tensor? split_in=None, Tensor? w_skip=None, "
         "Tensor? b_skip=None, Tensor? split_skip=None, Tensor? w_value=None, Tensor? b_value=None, "
-        "Tensor? b_out=None, Tensor? split_value=None, Tensor? nonempty=None) -> Tensor",
+        "Tensor? b_out=None, Tensor? split_value=None, Tensor? nonempty=None, bool skip_stacked=False) -> Tensor",
         TESSERA_OP(tessera::pt::transformer_inference));
 }

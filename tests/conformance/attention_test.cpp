@@ -160,6 +160,7 @@ struct Case {
   bool symmetric = false;
   int64_t edge_dim = 0;  // > 0: edge features (edge_attr nnz x edge_dim, edge_weight H*C x edge_dim)
   bool out_bias = false;  // add Problem::bias to every out row (AttentionArgs::out_bias)
+  bool residual = false;  // add Problem::res row by row to out (AttentionArgs::residual)
   bool shared_kv = false; // one key and value slice (C wide) for every head (kv_heads = 1)
   bool value_is_key = false;  // the value is the key tensor itself (the folded TransformerConv)
   int64_t kv_width() const { return shared_kv ? C : H * C; }
@@ -200,6 +201,7 @@ struct Problem {
   Case c;
   Csr<I> g;
   Mat q, k, v, dout, ea, ew;  // ea, ew: edge features and their projection (edge_dim > 0)
+  Mat res;                 // out's shape (used when c.residual)
   std::vector<char> att;   // accumulation type
   std::vector<char> bias;  // accumulation type, H*C (used when c.out_bias)
   int threads = 0;        // CPU threads of the runs (0: OpenMP's default)
@@ -208,7 +210,7 @@ struct Problem {
       : c(cs), g(std::move(graph)), q(cs.dtype, g.rows, cs.H * cs.C, cs.pad),
         k(cs.dtype, g.cols, cs.kv_width(), cs.pad), v(cs.dtype, g.cols, cs.kv_width(), cs.pad),
         dout(cs.dtype, g.rows, cs.H * cs.C, cs.pad), ea(cs.dtype, g.nnz(), cs.edge_dim, cs.pad),
-        ew(cs.dtype, cs.H * cs.C, cs.edge_dim) {
+        ew(cs.dtype, cs.H * cs.C, cs.edge_dim), res(cs.dtype, g.rows, cs.H * cs.C, cs.pad) {
     std::mt19937_64 rng(seed);
     q.fill(rng);
     k.fill(rng);
@@ -228,6 +230,7 @@ struct Problem {
       if (asz == 8) { double b = u(rng); std::memcpy(bias.data() + x * 8, &b, 8); }
       else { float b = float(u(rng)); std::memcpy(bias.data() + x * 4, &b, 4); }
     }
+    res.fill(rng);  // last again
   }
 
   // Runs forward (+ backward) with the given variants on device dev.
@@ -239,7 +242,7 @@ struct Problem {
     Buf col(dev, std::max<size_t>(g.col.size(), 1) * sizeof(I), g.col.data());
     Buf bq(dev, q.bytes.size(), q.data()), bk(dev, k.bytes.size(), k.data()),
         bv(dev, v.bytes.size(), v.data()), bdo(dev, dout.bytes.size(), dout.data());
-    Buf batt(dev, att.size(), att.data()), bbias(dev, bias.size(), bias.data());
+    Buf batt(dev, att.size(), att.data()), bbias(dev, bias.size(), bias.data()), bres(dev, res.bytes.size(), res.data());
     Buf bout(dev, dout.bytes.size()), blse(dev, size_t(g.rows * c.H) * asz + 8),
         balpha(dev, size_t(std::max<int64_t>(g.nnz(), 1) * c.H) * asz);
     Buf bdq(dev, q.bytes.size()), bdk(dev, k.bytes.size()), bdv(dev, v.bytes.size()),
@@ -267,6 +270,7 @@ struct Problem {
     Mat out_m(c.dtype, g.rows, W, c.pad);
     a.out = out_m.view(dev, bout.p);
     if (c.out_bias) a.out_bias = bbias.p;
+    if (c.residual) a.residual = res.view(dev, bres.p);
     a.lse = blse.p;
     a.alpha = c.want_alpha ? balpha.p : nullptr;
     a.alpha_after_dropout = c.kind == AttentionKind::gatv2;
@@ -362,7 +366,7 @@ void expect_result_close(const Result& x, const Result& r, DType t, const std::s
 std::string describe(const Case& c) {
   return std::string(attention_kind_name(c.kind)) + " " + dtype_name(c.dtype) + " H=" + std::to_string(c.H) +
          " C=" + std::to_string(c.C) + " pad=" + std::to_string(c.pad) + " p=" + std::to_string(c.dropout) +
-         " edge_dim=" + std::to_string(c.edge_dim) + (c.out_bias ? " out_bias" : "") +
+         " edge_dim=" + std::to_string(c.edge_dim) + (c.out_bias ? " out_bias" : "") + (c.residual ? " residual" : "") +
          (c.shared_kv ? " shared_kv" : "") + (c.value_is_key ? " value=key" : "");
 }
 
@@ -475,9 +479,10 @@ TEST(Attention, ReferenceSoftmaxIsNormalizedAndEmptyRowsAreZero) {
     }
 }
 
-// out_bias adds the same H*C vector to every row of out (empty rows get the bias alone) and
-// changes nothing else: lse, alpha and every gradient are those of the run without it.
-TEST(Attention, OutBiasIsAddedToEveryRowAndNothingElse) {
+// out_bias adds the same H*C vector to every row of out, residual its own row to each (empty rows
+// get them alone), and they change nothing else: lse, alpha and every gradient are those of the
+// run without them. Strided rows (pad) for the residual's leading dimension.
+TEST(Attention, OutBiasAndResidualAreAddedToEveryRowAndNothingElse) {
   const uint64_t seed = tessera::testing::seed();
   for (auto kind : {AttentionKind::gatv2, AttentionKind::transformer})
     for (DType t : {DType::f64, DType::f32}) {
@@ -486,9 +491,12 @@ TEST(Attention, OutBiasIsAddedToEveryRowAndNothingElse) {
       c.dtype = t;
       c.H = 2;
       c.C = 6;
+      c.pad = 3;
       Problem<int32_t> P(c, nasty_graph<int32_t>(60, 45, 4, 0, seed), seed);
       const Result plain = P.run(Device{}, "reference", "reference");
       P.c.out_bias = true;
+      P.c.residual = true;
+      const std::vector<double> r = to_doubles(P.res.bytes, t, P.g.rows, c.H * c.C, P.res.ld);
       for (const char* fwd : {"reference", "cpu.fused"}) {
         const Result biased = P.run(Device{}, fwd, "reference");
         const std::vector<double> b = acc_doubles(P.bias, t, c.H * c.C);
@@ -496,14 +504,15 @@ TEST(Attention, OutBiasIsAddedToEveryRowAndNothingElse) {
         for (int64_t i = 0; i < P.g.rows; ++i)
           for (int64_t x = 0; x < c.H * c.C; ++x) {
             const size_t k = size_t(i * c.H * c.C + x);
-            ASSERT_NEAR(biased.out[k], plain.out[k] + b[size_t(x)], tol) << fwd << " row " << i << " column " << x;
+            ASSERT_NEAR(biased.out[k], plain.out[k] + b[size_t(x)] + r[k], tol)
+                << fwd << " row " << i << " column " << x;
           }
         expect_close(biased.lse, plain.lse, tol, std::string(fwd) + " lse");
         expect_close(biased.alpha, plain.alpha, tol, std::string(fwd) + " alpha");
         expect_close(biased.dq, plain.dq, tol, std::string(fwd) + " dq");
         expect_close(biased.dk, plain.dk, tol, std::string(fwd) + " dk");
       }
-      P.c.out_bias = false;
+      P.c.out_bias = P.c.residual = false;
     }
 }
 
@@ -521,6 +530,7 @@ TEST(Attention, CpuFusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
         c.pad = (C == 20) ? 3 : 0;
         const uint64_t s = seed + uint64_t(++n);
         c.out_bias = n % 3 == 0;
+        c.residual = n % 4 < 2;
         check_cpu_variants_alternating(c, 300, 257, 6, 0, s, n % 2 == 1);
       }
 }
@@ -542,6 +552,7 @@ TEST(Attention, CpuSharedKeyValueMatchesReference) {
         c.pad = n % 3 == 1 ? 3 : 0;
         const uint64_t s = seed + uint64_t(++n);
         c.out_bias = n % 2 == 0;
+        c.residual = n % 3 == 0;
         c.dropout = n % 4 == 1 ? 0.25 : 0.0;
         c.dropout_seed = s;
         check_cpu_variants_alternating(c, 300, 257, 6, n % 5 == 0 ? 3000 : 0, s, n % 2 == 1);
@@ -860,6 +871,18 @@ TEST(Attention, BadInputRaisesErrorsNamingTheProblem) {
   bad = a;
   bad.edge_weight = ew.view();
   expect_error(bad, "without edge_attr");
+  // The residual: out's shape, out's dtype, not out itself.
+  Mat res(c.dtype, P.g.rows, c.H * c.C), res_short(c.dtype, P.g.rows - 1, c.H * c.C),
+      res_f64(DType::f64, P.g.rows, c.H * c.C);
+  bad = a;
+  bad.residual = res.view();
+  attention_forward(bad, Exec::cpu());  // a well-formed residual runs
+  bad.residual = res_short.view();
+  expect_error(bad, "residual has 19 rows");
+  bad.residual = res_f64.view();
+  expect_error(bad, "residual is float64");
+  bad.residual = bad.out;
+  expect_error(bad, "residual must not be out");
   AttentionBackwardArgs<int32_t> b;
   b.fwd = a;
   b.symmetric = true;
@@ -899,6 +922,7 @@ TEST(AttentionCuda, FusedMatchesReferenceAcrossDtypesWidthsAndKinds) {
         c.H = n % 4 == 3 ? 1 : C >= 128 ? 2 : 3;
         const uint64_t s = seed + uint64_t(++n);
         c.out_bias = n % 3 == 0;
+        c.residual = n % 4 < 2;
         if (n % 2) {
           Problem<int32_t> P(c, nasty_graph<int32_t>(500, 333, 7, 0, s), s);
           check_cuda(P, describe(c) + " i32 seed " + std::to_string(s));
@@ -940,6 +964,7 @@ TEST(AttentionCuda, DropoutSymmetricAndHeavyRowsMatchReference) {
     s.dropout = 0;
     s.symmetric = true;
     s.out_bias = true;  // on the heavy rows' block-merged write too
+    s.residual = true;
     Problem<int32_t> S(s, nasty_graph<int32_t>(300, 300, 6, 3000, seed, true), seed);
     check_cuda(S, describe(s) + " symmetric + heavy seed " + std::to_string(seed));
 
@@ -948,6 +973,7 @@ TEST(AttentionCuda, DropoutSymmetricAndHeavyRowsMatchReference) {
     h.C = 64;
     h.dtype = DType::bf16;
     h.out_bias = true;
+    h.residual = true;
     Problem<int32_t> Hv(h, nasty_graph<int32_t>(600, 3000, 2500, 100000, seed), seed);  // many heavy rows
     check_cuda(Hv, describe(h) + " heavy rows seed " + std::to_string(seed));
   }
@@ -1028,7 +1054,7 @@ TEST(AttentionCuda, SchedulesKeptPerGraphMatchReference) {
 
 // The forward's head groups (an item of 256 channels: 8, 4 or 2 heads of C = 32, 64, 128; H = 8 at
 // C = 64 makes two groups per target): every 16/32-bit dtype, attention weights, dropout, the
-// bias, both index types, and heavy rows, whose block merge keeps a softmax state per head.
+// bias, the residual, both index types, and heavy rows, whose block merge keeps a softmax state per head.
 TEST(AttentionCuda, HeadGroupsMatchReference) {
   TESSERA_REQUIRE_CUDA();
   const uint64_t seed = tessera::testing::seed();
@@ -1045,6 +1071,7 @@ TEST(AttentionCuda, HeadGroupsMatchReference) {
         c.C = C;
         const uint64_t s = seed + uint64_t(++n);
         c.out_bias = n % 2 == 0;
+        c.residual = n % 4 < 2;
         c.dropout = n % 3 == 0 ? 0.25 : 0.0;
         c.dropout_seed = s;
         const std::string what = describe(c) + " seed " + std::to_string(s);
@@ -1060,7 +1087,7 @@ TEST(AttentionCuda, HeadGroupsMatchReference) {
 
 namespace {
 // Cases with one key and value slice for every head (kv_heads = 1), `base` with each dtype and
-// (H, C): the n-th case adds the bias (even n), dropout (n divisible by 3) and one padding column
+// (H, C): the n-th case adds the bias (even n), the residual (n % 4 < 2), dropout (n divisible by 3) and one padding column
 // (n divisible by pad_every; 0: never); odd n run int32 indices, even n int64 and, without
 // dropout, the symmetric walk. The forward runs `fwd`, the backward every CUDA walk.
 void check_shared_kv_cases(const Case& base, std::initializer_list<DType> dtypes,
@@ -1078,6 +1105,7 @@ void check_shared_kv_cases(const Case& base, std::initializer_list<DType> dtypes
       c.shared_kv = true;
       const uint64_t s = seed + uint64_t(++n);
       c.out_bias = n % 2 == 0;
+      c.residual = n % 4 < 2;
       c.dropout = n % 3 == 0 ? 0.25 : 0.0;
       c.dropout_seed = s;
       c.pad = pad_every > 0 && n % pad_every == 0 ? 1 : 0;
@@ -1131,6 +1159,7 @@ TEST(AttentionCuda, MultiQueryMatchesReference) {
     c.shared_kv = c.value_is_key = true;
     c.want_alpha = false;
     c.out_bias = true;
+    c.residual = C == 128;
     const uint64_t s = seed + uint64_t(++n);
     Problem<int32_t> P(c, nasty_graph<int32_t>(300, 2000, 200, 20000, s), s);
     check_cuda(P, describe(c) + " heavy rows seed " + std::to_string(s), "cuda.multi_query");
@@ -1253,6 +1282,7 @@ TEST(AttentionCuda, WsbVariantRefusesWhatItDoesNotCompute) {
       {"GATv2", [](Case& c) { c.kind = AttentionKind::gatv2; }},
       {"edge features", [](Case& c) { c.edge_dim = 2; }},
       {"unaligned rows", [](Case& c) { c.pad = 1; }},
+      {"residual", [](Case& c) { c.residual = true; }},
   };
   for (const auto& [what, change] : changes) {
     Case c = ok;

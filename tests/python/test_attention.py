@@ -373,14 +373,23 @@ def test_transformer_inference_as_one_op_is_the_layers_forward(seed, kwargs, fol
     the layer takes on CUDA fp32; taken here on the CPU in double (the tensor-core test forced true,
     no kept splits): unfolded (q, k, v one stacked product) and folded (with empty rows, b_v as a
     rank-1 update, or without, b_v + b_skip in the last product), heads concatenated or averaged,
-    with and without the root weight and biases, bipartite where folded. Its output is the
-    training-mode one and PyG's semantics, before and after an optimizer step, an in-place change
-    of a weight and new Parameters in place of each Linear's (the kept stacks made again)."""
+    with and without the root weight and biases, bipartite where folded; unfolded with the root
+    weight and heads concatenated, the skip is the stacked product's fourth block, added in the
+    attention's write (_skip_stacked). Its output is the training-mode one and PyG's semantics,
+    before and after an optimizer step, an in-place change of a weight and new Parameters in place
+    of each Linear's (the kept stacks made again)."""
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", fold)
     monkeypatch.setattr(transformer, "_ONE_OP", True)
+    monkeypatch.setattr(transformer, "_SKIP_STACKED", True)
     monkeypatch.setattr(transformer, "_tensor_cores", lambda x: True)
     calls = one_op_calls(monkeypatch)
+    stacked, real_stacked = [], TransformerConv._skip_stacked
+
+    def spy(self, fold_):
+        stacked.append(real_stacked(self, fold_))
+        return stacked[-1]
+    monkeypatch.setattr(TransformerConv, "_skip_stacked", spy)
     n_src, n_dst = (50, 40) if bipartite else (60, 60)
     mod = TransformerConv((12, 9) if bipartite else 12, 12 if fold == "1" else 5, heads=3, **kwargs).double()
     x = (torch.randn(n_src, 12, dtype=torch.float64), torch.randn(n_dst, 9, dtype=torch.float64)) if bipartite \
@@ -406,6 +415,34 @@ def test_transformer_inference_as_one_op_is_the_layers_forward(seed, kwargs, fol
             setattr(lin, name, torch.nn.Parameter(p.detach() * 1.5 + 0.25))
         agree()
     assert len(calls) == 8
+    want = fold == "0" and kwargs.get("concat", True) and kwargs.get("root_weight", True)
+    assert stacked == [want] * 8
+
+
+def test_transformer_inference_skip_stacked_or_a_second_product_alike(seed, monkeypatch):
+    """The one op's unfolded skip as the stacked product's fourth block (added in the attention's
+    write) and as a second product give the same output (double, the CPU, the tensor-core test
+    forced), on a graph with empty rows, where the output is the skip alone. The kept weights are
+    keyed on the form, so switching it makes them again."""
+    import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", "0")
+    monkeypatch.setattr(transformer, "_ONE_OP", True)
+    monkeypatch.setattr(transformer, "_tensor_cores", lambda x: True)
+    calls = one_op_calls(monkeypatch)
+    mod = TransformerConv(12, 5, heads=3).double()
+    x, ei = torch.randn(60, 12, dtype=torch.float64), random_edges(60, 60, 100)
+    empty = torch.bincount(ei[1], minlength=60) == 0
+    assert bool(empty.any())
+    outs = []
+    for on in (True, False, True):
+        monkeypatch.setattr(transformer, "_SKIP_STACKED", on)
+        with torch.no_grad():
+            outs.append(mod(x, ei))
+    assert len(calls) == 3
+    torch.testing.assert_close(outs[0], outs[1], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(outs[2], outs[0], rtol=0, atol=0)
+    with torch.no_grad():
+        torch.testing.assert_close(outs[0][empty], mod.lin_skip(x[empty]), rtol=1e-12, atol=1e-12)
 
 
 def test_transformer_inference_one_op_only_where_it_applies(seed, monkeypatch):
@@ -468,6 +505,19 @@ def test_transformer_inference_op_names_bad_arguments():
     with pytest.raises(RuntimeError, match="w_value must be"):
         ops.transformer_inference(x, x, rowptr, col, 0, 2, True, torch.randn(12, 6), None, None, None, None, None,
                                   torch.randn(5, 6))
+    # The skip stacked as w_in's fourth block: 4 heads C rows, heads concatenated, no second w_skip.
+    with pytest.raises(RuntimeError, match=r"\[W_q; W_k; W_v; W_skip\]"):
+        ops.transformer_inference(x, x, rowptr, col, 0, 2, True, torch.randn(12, 6), skip_stacked=True)
+    with pytest.raises(RuntimeError, match="heads concatenated"):
+        ops.transformer_inference(x, x, rowptr, col, 0, 2, False, torch.randn(16, 6), skip_stacked=True)
+    with pytest.raises(RuntimeError, match="no separate w_skip"):
+        ops.transformer_inference(x, x, rowptr, col, 0, 2, True, torch.randn(16, 6), None, None, torch.randn(4, 6),
+                                  skip_stacked=True)
+    with pytest.raises(RuntimeError, match="unfolded form"):
+        ops.transformer_inference(x, x, rowptr, col, 0, 2, True, torch.randn(12, 6), w_value=torch.randn(4, 6),
+                                  skip_stacked=True)
+    assert ops.transformer_inference(x, x, rowptr, col, 0, 2, True, torch.randn(16, 6), skip_stacked=True).shape \
+        == (10, 4)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: the one-op forward runs on the GPU machine")
@@ -476,12 +526,14 @@ def test_transformer_inference_op_names_bad_arguments():
 def test_cuda_transformer_inference_runs_as_one_op(seed, kwargs, fold, bipartite, full, prepared, monkeypatch):
     """On CUDA fp32 without autograd the Transformer's forward is one op (tessera.transformer_inference):
     its output is the training-mode one and PyG's semantics (fp32 tolerance) at Cora's size, before
-    and after an optimizer step; the kernels it launches are the products (q, k, v one of them), the
-    attention and the skip, with kept weight splits (TESSERA_LINEAR_PREPARED) or without."""
+    and after an optimizer step; the kernels it launches are the products (q, k, v one of them, with
+    the skip where it is stacked: one product then), the attention and the skip, with kept weight
+    splits (TESSERA_LINEAR_PREPARED) or without."""
     import tessera.nn._linear as linear_mod
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", fold)
     monkeypatch.setattr(transformer, "_ONE_OP", True)
+    monkeypatch.setattr(transformer, "_SKIP_STACKED", True)
     monkeypatch.setattr(linear_mod, "_PREPARED", prepared)
     calls = one_op_calls(monkeypatch)
     n_src, n_dst, k_src = 2708, (2000 if bipartite else 2708), 64
@@ -503,6 +555,8 @@ def test_cuda_transformer_inference_runs_as_one_op(seed, kwargs, fold, bipartite
     kernels = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     if prepared and torch.cuda.get_device_capability() == (9, 0):
         assert not any("split_weight" in k for k in kernels), kernels
+    if fold == "0" and kwargs.get("concat", True) and kwargs.get("root_weight", True):
+        assert len([k for k in kernels if "linear" in k and "split" not in k]) == 1, kernels  # the skip stacked
     optimizer_step(mod, agree())
     agree()
 
@@ -582,9 +636,11 @@ def test_raw_op_shared_key_value_is_every_head_reading_one_slice(seed, device):
 @pytest.mark.parametrize("kind", ["gatv2", "transformer"])
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA device: the CUDA fused bias runs on the GPU machine"))])
-def test_raw_op_bias_is_added_to_every_row(seed, kind, device):
-    """bias= adds [H*C] to every output row inside the op (isolated targets get the bias alone),
-    and its gradient is the column sums of the output's gradient; gradcheck in double on the CPU."""
+def test_raw_op_bias_and_residual_are_added_to_every_row(seed, kind, device):
+    """bias= adds [H*C] to every output row inside the op and residual= [N_dst, H*C] its own row to
+    each (isolated targets get them alone); the bias's gradient is the column sums of the output's
+    gradient, the residual's that gradient itself; gradcheck in double on the CPU. A strided
+    residual (a column block, as the Transformer's one op passes it) is read in place."""
     g = tessera.Graph.from_edge_index(random_edges(9, 7, 25, device), num_nodes=7, num_src=9)
     H, C = 2, 3
     dt = torch.float64 if device == "cpu" else torch.float32
@@ -593,24 +649,31 @@ def test_raw_op_bias_is_added_to_every_row(seed, kind, device):
     v = torch.randn(9, H * C, dtype=dt, device=device, requires_grad=True) if kind == "transformer" else None
     att = torch.randn(H * C, dtype=dt, device=device, requires_grad=True) if kind == "gatv2" else None
     b = torch.randn(H * C, dtype=dt, device=device, requires_grad=True)
+    r = torch.randn(7, 2 * H * C, dtype=dt, device=device)[:, H * C:].requires_grad_()  # strided rows
     t_rowptr, t_col, perm, _ = g.transpose()
 
-    def f(q, k, v, att, b):
+    def f(q, k, v, att, b, r=None):
         return torch.ops.tessera.attention(g.rowptr, g.col, q, k, v, att, H, kind, 0.2, 0.0, 0.0, 0, False, False,
-                                           t_rowptr, t_col, perm, False, 0, None, None, b)[0]
+                                           t_rowptr, t_col, perm, False, 0, None, None, b, r)[0]
 
-    with_bias, plain = f(q, k, v, att, b), f(q, k, v, att, None)
+    with_bias, with_both, plain = f(q, k, v, att, b), f(q, k, v, att, b, r), f(q, k, v, att, None)
     torch.testing.assert_close(with_bias, plain + b)
+    torch.testing.assert_close(with_both, plain + b + r)
     gy = torch.randn_like(plain)
-    grads = torch.autograd.grad(with_bias, (q, k, b), gy)
+    grads = torch.autograd.grad(with_both, (q, k, b, r), gy)
     grads_plain = torch.autograd.grad(plain, (q, k), gy)
     torch.testing.assert_close(grads[0], grads_plain[0])
     torch.testing.assert_close(grads[1], grads_plain[1])
     torch.testing.assert_close(grads[2], gy.sum(0))
+    torch.testing.assert_close(grads[3], gy)
+    with torch.no_grad():  # the op's no-autograd path adds it too
+        torch.testing.assert_close(f(q, k, v, att, None, r), plain + r)
     if device == "cpu":
-        assert torch.autograd.gradcheck(f, (q, k, v, att, b), eps=1e-6, atol=1e-6)
+        assert torch.autograd.gradcheck(f, (q, k, v, att, b, r), eps=1e-6, atol=1e-6)
     with pytest.raises(RuntimeError, match="bias must be"):
         f(q, k, v, att, b[:-1])
+    with pytest.raises(RuntimeError, match="residual must be"):
+        f(q, k, v, att, b, r[:-1])
 
 
 @pytest.mark.parametrize("kind", ["gatv2", "transformer"])

@@ -13,6 +13,8 @@
 //   (seed, edge position k in A, head), so backward reproduces it exactly.
 //   out[i,h,:] = sum_j alpha'_ij value[j,h,:]; an empty row gives 0 and lse = -inf.
 //   lse[i,h] = log sum_j exp(e_ij) (the softmax normalizer, kept for backward).
+//   out_bias (H*C) and residual (A.rows x H*C) are added to out in the same write; an empty row's
+//   out is then those alone. Neither changes lse, alpha or any gradient (d residual = dout).
 //   Optional `alpha` (nnz x H, row-major [k*H + h]): the attention weights, before dropout unless
 //   alpha_after_dropout (PyG's GATv2Conv returns them after dropout, TransformerConv before).
 //   Nothing of size O(nnz*H) is written unless `alpha` is requested.
@@ -119,6 +121,9 @@ struct AttentionArgs {
   DenseView out;               // A.rows x H*C (written)
   const void* out_bias = nullptr;  // optional H*C accumulation type, added to every out row in the
                                    // same write (GATv2's bias: no second pass over out)
+  DenseView residual;          // optional A.rows x H*C, out's dtype (data null = none): row i added
+                               // to out row i in the same write (TransformerConv's skip, made in
+                               // the q/k/v product: no second pass over out); may not alias out
   void* lse = nullptr;         // A.rows*H accumulation type (written; backward needs it)
   void* alpha = nullptr;       // optional nnz*H accumulation type (written when non-null)
   bool alpha_after_dropout = false;

@@ -78,6 +78,9 @@ FOLD_CUDA_INFERENCE_MIN_ENTRIES = 2 ** 16
 _ops = torch.ops.tessera
 # TESSERA_TRANSFORMER_ONE_OP=0 keeps calls without autograd on the Python path (TransformerConv._one_op).
 _ONE_OP = os.environ.get("TESSERA_TRANSFORMER_ONE_OP", "1") != "0"
+# TESSERA_TRANSFORMER_SKIP_STACKED=0 keeps the one op's unfolded skip a second product
+# (TransformerConv._skip_stacked; for A/B measurements).
+_SKIP_STACKED = os.environ.get("TESSERA_TRANSFORMER_SKIP_STACKED", "1") != "0"
 
 
 class TransformerConv(torch.nn.Module):
@@ -213,17 +216,26 @@ class TransformerConv(torch.nn.Module):
         if memo is None:  # absent on modules pickled before it
             memo = self._one_op_memo = TensorMemo()
         k_src = x_src.size(-1)
-        weights = memo.get(params, lambda: self._one_op_weights(x_dst, k_src, fold),
-                           extra=(fold, x_dst.dtype, k_src, x_dst.size(-1), self.concat, self.root_weight))
+        stacked = self._skip_stacked(fold)
+        weights = memo.get(params, lambda: self._one_op_weights(x_dst, k_src, fold, stacked),
+                           extra=(fold, x_dst.dtype, k_src, x_dst.size(-1), self.concat, self.root_weight, stacked))
         return _ops.transformer_inference(x_src, x_dst, g.rowptr, g.col, g.graph.id, self.heads, self.concat,
-                                          *weights, g.graph.nonempty_rows() if fold else None)
+                                          *weights, g.graph.nonempty_rows() if fold else None, stacked)
 
-    def _one_op_weights(self, x_dst: Tensor, k_src: int, fold: bool) -> tuple:
+    def _skip_stacked(self, fold: bool) -> bool:
+        """Whether the one op's unfolded form makes lin_skip(x) in its q/k/v product, as a fourth
+        column block that the attention adds to its output in its own write, instead of a second
+        product that reads x again and reads and writes the output again: with the root weight and
+        heads concatenated (the skip is then as wide as the output)."""
+        return _SKIP_STACKED and not fold and self.root_weight and self.concat
+
+    def _one_op_weights(self, x_dst: Tensor, k_src: int, fold: bool, stacked: bool) -> tuple:
         """tessera.transformer_inference's weight arguments (w_in, b_in, split_in, w_skip, b_skip,
         split_skip, w_value, b_value, b_out, split_value): unfolded, [W_q; W_k; W_v] and their biases
-        stacked; folded, _folded_operators' query operators, lin_value and the last product's bias;
-        lin_skip where the layer has the root weight; kept splits where _linear.weight_split makes
-        them (TESSERA_LINEAR_PREPARED)."""
+        stacked, with lin_skip's as a fourth block where stacked (_skip_stacked); folded,
+        _folded_operators' query operators, lin_value and the last product's bias; lin_skip where
+        the layer has the root weight and it is not stacked; kept splits where _linear.weight_split
+        makes them (TESSERA_LINEAR_PREPARED)."""
         skip = self.lin_skip if self.root_weight else None
         with torch.no_grad():
             if fold:
@@ -232,7 +244,10 @@ class TransformerConv(torch.nn.Module):
                 value = (self.lin_value.weight, self.lin_value.bias, v_bias, v_split)
                 head = (m, c, m_split)
             else:
-                head = _stack((self.lin_query, self.lin_key, self.lin_value))  # PreparedWeights' stacking
+                lins = (self.lin_query, self.lin_key, self.lin_value)
+                head = _stack(lins + (skip,) if stacked else lins)  # PreparedWeights' stacking
+                if stacked:
+                    skip = None
                 s_split = None if skip is None else weight_split(skip.weight)
                 value = (None, None, None, None)
         sk = (None, None, None) if skip is None else (skip.weight.detach(),

@@ -184,6 +184,7 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
   Acc* alpha = static_cast<Acc*>(a.alpha);
   T* out = a.out.template as<T>();
   const Acc* bias = static_cast<const Acc*>(a.out_bias);
+  const T* res = a.residual.data ? a.residual.template as<T>() : nullptr;
   const auto chunks = row_chunks(A.rowptr, A.rows);
   const int64_t nchunks = int64_t(chunks.size()) - 1;
   const int64_t rowbytes = X.KW * int64_t(sizeof(T));  // a key or value row
@@ -244,12 +245,16 @@ void forward(const AttentionArgs<I>& a, const Exec& exec) {
           std::fill(wa.begin(), wa.end(), Acc(0));
         }
         T* o = out + i * a.out.ld;
+        const T* r = res ? res + i * a.residual.ld : nullptr;
         for (int64_t h = 0; h < H; ++h) {
           const Acc inv = s[h] > 0 ? Acc(1) / s[h] : Acc(0);
-          if (bias)
-            for (int64_t c = 0; c < C; ++c) o[h * C + c] = T(acc[size_t(h * C + c)] * inv + bias[h * C + c]);
-          else
-            for (int64_t c = 0; c < C; ++c) o[h * C + c] = T(acc[size_t(h * C + c)] * inv);
+          for (int64_t c = 0; c < C; ++c) {
+            const int64_t x = h * C + c;
+            Acc y = acc[size_t(x)] * inv;
+            if (bias) y += bias[x];
+            if (r) y += Acc(r[x]);
+            o[x] = T(y);
+          }
           if (lse) lse[i * H + h] = s[h] > 0 ? m[h] + std::log(s[h]) : ninf;
         }
         if (alpha)

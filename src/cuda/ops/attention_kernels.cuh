@@ -200,6 +200,9 @@ struct Params {  // the layer kind is the kernels' template flag GAT, not a fiel
   // Multi-query kernels: the value is the key (same rows), loaded once. Last, in the struct's tail
   // padding, so that the other kernels' parameter layout is what it was before.
   bool value_is_key = false;
+  // Forward: a row added to each out row in the same write (AttentionArgs::residual; null: none).
+  // In the tail too, for the same reason.
+  const T* res = nullptr; int64_t ldr = 0;
 };
 
 template <class T, class I, class Acc>
@@ -568,7 +571,15 @@ forward_kernel(const Params<T, I, Acc> p) {
 #pragma unroll
       for (int t = 0; t < CPT; ++t) acc[t] += c0 + t < C ? b[c0 + t] : Acc(0);
     }
-    if (writer && g == 0) store_row<T, Acc, CPT, VEC>(p.out + i * p.ldo + int64_t(hg) * C, acc, c0, C);
+    if (writer && g == 0) {
+      if (p.res) {  // the layer's skip, added before the one rounding to T
+        Acc rr[CPT];
+        load_row<T, Acc, CPT, VEC>(rr, p.res + i * p.ldr + int64_t(hg) * C, c0, C);
+#pragma unroll
+        for (int t = 0; t < CPT; ++t) acc[t] += rr[t];
+      }
+      store_row<T, Acc, CPT, VEC>(p.out + i * p.ldo + int64_t(hg) * C, acc, c0, C);
+    }
     const Acc lse_i = s > 0 ? m + dlog(s) : ninf;
     if (writer && g == 0 && lane % SEG == 0 && p.lse) p.lse[i * p.H + h] = lse_i;
     if (p.alpha) {  // second walk, only when the attention weights are asked for

@@ -272,6 +272,7 @@ Params<D, I, Acc> forward_params(const AttentionArgs<I>& a) {
   p.idx = a.A.col;
   p.out = static_cast<D*>(a.out.data); p.ldo = a.out.ld;
   p.out_bias = static_cast<const Acc*>(a.out_bias);
+  p.res = static_cast<const D*>(a.residual.data); p.ldr = a.residual.ld;
   p.lse = static_cast<Acc*>(a.lse);
   p.alpha = static_cast<Acc*>(a.alpha);
   p.alpha_after_dropout = a.alpha_after_dropout;
@@ -286,7 +287,8 @@ void forward_t(const AttentionArgs<I>& a, const Exec& exec) {
   if (A.rows == 0) return;
   const cudaStream_t s = cuda_stream(exec.stream);
   auto p = forward_params<T, I, D, Acc>(a);
-  const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) && aligned16<T>(a.out);
+  const bool aligned = aligned16<T>(a.query) && aligned16<T>(a.key) && aligned16<T>(a.value) &&
+                       aligned16<T>(a.out) && aligned16<T>(a.residual);
   const int hg = forward_head_group<T, EDGE>(a.heads, a.channels, aligned, a.kind, p.value_is_key);
   Schedule<I> sched(exec, A.id, Walk::targets, A.rowptr, A.rows, A.nnz, a.heads / hg, s);
   // An item's channels (hg heads side by side) pick the configuration: 256 with head groups.

@@ -180,6 +180,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, CPT * HC >= kMaxAccumulat
       if (p.out_bias)  // the layer's bias, added before the one rounding to T
 #pragma unroll
         for (int t = 0; t < CPT; ++t) acc[j][t] += p.out_bias[int64_t(h) * C + c0 + t];
+      if (p.res) {  // the layer's skip, likewise
+        Acc rr[CPT];
+        load_row<T, Acc, CPT, true>(rr, p.res + i * p.ldr + int64_t(h) * C, c0, C);
+#pragma unroll
+        for (int t = 0; t < CPT; ++t) acc[j][t] += rr[t];
+      }
       store_row<T, Acc, CPT, true>(p.out + i * p.ldo + int64_t(h) * C, acc[j], c0, C);
       if (lane == j && p.lse) p.lse[i * p.H + h] = s[j] > 0 ? m[j] + dlog(s[j]) : ninf;
     }
@@ -254,7 +260,8 @@ bool attention_multi_query_eligible(const AttentionArgs<I>& a) {
   if (C != 32 && C != 64 && C != 128 && C != 256) return false;
   if (cuda_attention::heads_per_item(a.heads, C) < 2) return false;
   return (t == DType::f32 || t == DType::f16 || t == DType::bf16) && rows_vector_aligned(a.query) &&
-         rows_vector_aligned(a.key) && rows_vector_aligned(a.out);
+         rows_vector_aligned(a.key) && rows_vector_aligned(a.out) &&
+         rows_vector_aligned(a.residual);  // null: aligned
 }
 
 template <class I>

@@ -69,15 +69,15 @@ bool attention_wsb_eligible(const AttentionArgs<I>& a) {
   // cp.async 16-byte gathers and 32-bit fragment loads / stores need 16-byte aligned rows.
   return a.kind == AttentionKind::transformer && (t == DType::f16 || t == DType::bf16) &&
          (C == 16 || C == 32 || C == 64 || C == 128) && a.dropout == 0 && a.alpha == nullptr && !a.out_bias &&
-         !a.has_edge_features() && !a.shared_kv() && a.A.id != 0 && a.A.device.is_cuda() && rows_vector_aligned(a.query) &&
-         rows_vector_aligned(a.key) && rows_vector_aligned(a.value) && rows_vector_aligned(a.out);
+         !a.residual.data && !a.has_edge_features() && !a.shared_kv() && a.A.id != 0 && a.A.device.is_cuda() &&
+         rows_vector_aligned(a.query) && rows_vector_aligned(a.key) && rows_vector_aligned(a.value) && rows_vector_aligned(a.out);
 }
 
 template <class I>
 void attention_forward_cuda_wsb(const AttentionArgs<I>& a, const Exec& exec) {
   TESSERA_CHECK(attention_wsb_eligible(a), "attention (cuda.wsb): needs the Transformer in f16/bf16 with head width "
-                "16, 32, 64 or 128, no dropout, no attention weights, no edge features, a key and value per head, "
-                "16-byte aligned rows and a graph with an identity (A.id)");
+                "16, 32, 64 or 128, no dropout, no attention weights, bias, residual or edge features, a key and "
+                "value per head, 16-byte aligned rows and a graph with an identity (A.id)");
   if (a.A.rows == 0) return;
   CsrView<I> pattern = a.A;
   pattern.values = nullptr;  // unit weights: the tiles hold each cell's multiplicity

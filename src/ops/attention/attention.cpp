@@ -85,6 +85,11 @@ void validate_common(const AttentionArgs<I>& a, const char* who, bool need_out) 
     TESSERA_CHECK(reinterpret_cast<uintptr_t>(a.out_bias) % acc == 0, who, ": out_bias is not aligned to its ", acc,
                   "-byte elements");
   }
+  if (a.residual.data) {
+    check_matrix<I>(who, "residual", a.residual, a.A.rows, "A.rows (targets)", w, t, d);
+    TESSERA_CHECK(a.residual.data != a.out.data, who, ": residual must not be out itself (each row is read ",
+                  "while out is written)");
+  }
   TESSERA_CHECK(a.dropout >= 0 && a.dropout <= 1, who, ": dropout = ", a.dropout, ", expected in [0, 1]");
   TESSERA_CHECK(std::isfinite(a.negative_slope), who, ": negative_slope is not finite");
   TESSERA_CHECK(std::isfinite(a.scale), who, ": scale is not finite");
@@ -159,7 +164,7 @@ tune::Registry<AttentionArgs<I>>& attention_forward_registry() {
     r.add({"cuda.wsb", tune::Backend::cuda, [](const AttentionArgs<I>& a) { return detail::attention_wsb_eligible(a); },
            [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda_wsb(a, e); },
            "tensor cores, Transformer f16/bf16, C in {16,32,64,128}, no dropout / weights / edge "
-           "features / out_bias / shared key and value: WSB 16-row windows, mma Q K^T and P V, bitmap mask, online softmax"});
+           "features / out_bias / residual / shared key and value: WSB 16-row windows, mma Q K^T and P V, bitmap mask, online softmax"});
     r.add({"cuda.multi_query", tune::Backend::cuda,
            [](const AttentionArgs<I>& a) { return detail::attention_multi_query_eligible(a); },
            [](const AttentionArgs<I>& a, const Exec& e) { detail::attention_forward_cuda_multi_query(a, e); },

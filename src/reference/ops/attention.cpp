@@ -148,6 +148,11 @@ void attention_forward_reference(const AttentionArgs<I>& a, const Exec&) {
   if (a.out_bias)
     for (int64_t i = 0; i < A.rows; ++i)
       for (int64_t x = 0; x < H * C; ++x) out.row(i)[x] += read_acc(a.out_bias, f64, x);
+  if (a.residual.data) {
+    const Mat r = load(a.residual);
+    for (int64_t i = 0; i < A.rows; ++i)
+      for (int64_t x = 0; x < H * C; ++x) out.row(i)[x] += r.row(i)[x];
+  }
   store(out, a.out);
   if (a.lse)
     for (int64_t x = 0; x < A.rows * H; ++x) write_acc(a.lse, f64, x, E.lse[x]);
