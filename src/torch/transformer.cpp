@@ -165,17 +165,23 @@ AttentionWeights TransformerConvImpl::propagate(const torch::Tensor& x_src, cons
   const bool early_skip = options.root_weight() && x_dst.is_cpu();
   const pt::AttentionGraph ag = pt::attention_graph(g);
   torch::Tensor out, alpha, x_r;
-  bool skip_added = false;  // lin_skip(x_dst) added by the folded form's last product
+  bool skip_added = false;  // lin_skip(x_dst) added by the folded form's last product or the attention
   if (folds(*this, x_src, g, ea.defined())) {  // no q, k or v
     std::tie(out, alpha) = folded_attention(*this, ag, g, x_dst, x_src, want_alpha);
     skip_added = skip_in_fold(*this);
     if (early_skip && !skip_added) x_r = pt::linear(lin_skip, x_dst);
   } else {
+    // The skip added as it is (heads concatenated, no beta gate) goes in the attention's own write,
+    // its residual, wherever it is made with q, k and v: on the CPU, and on CUDA without autograd
+    // (nothing is kept for a backward there; the Python layer's one op does the same).
+    const bool plain_skip = options.root_weight() && options.concat() && !lin_beta;
+    const bool with_qkv = early_skip || (plain_skip && !torch::GradMode::is_enabled());
     std::vector<std::pair<torch::nn::Linear, torch::Tensor>> pairs{
         {lin_query, x_dst}, {lin_key, x_src}, {lin_value, x_src}};
-    if (early_skip) pairs.emplace_back(lin_skip, x_dst);
+    if (with_qkv) pairs.emplace_back(lin_skip, x_dst);
     std::vector<torch::Tensor> ys = pt::project(pairs);
-    if (early_skip) x_r = ys[3];
+    if (with_qkv) x_r = ys[3];
+    skip_added = with_qkv && plain_skip;
     pt::AttentionOptions o;
     o.kind = "transformer";
     o.heads = H;
@@ -183,8 +189,9 @@ AttentionWeights TransformerConvImpl::propagate(const torch::Tensor& x_src, cons
     if (o.dropout > 0) o.seed = dropout_seed();
     o.return_alpha = want_alpha;  // before dropout, as PyG's TransformerConv returns it
     torch::Tensor lse;
-    std::tie(out, lse, alpha) =
-        pt::attention(ag, ys[0], ys[1], ys[2], torch::Tensor(), o, ea, lin_edge ? lin_edge->weight : torch::Tensor());
+    std::tie(out, lse, alpha) = pt::attention(ag, ys[0], ys[1], ys[2], torch::Tensor(), o, ea,
+                                              lin_edge ? lin_edge->weight : torch::Tensor(), torch::Tensor(),
+                                              skip_added ? x_r : torch::Tensor());
     if (!want_alpha) alpha = torch::Tensor();
   }
   if (!options.concat()) out = out.view({-1, H, C}).mean(1);

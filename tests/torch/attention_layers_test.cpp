@@ -467,6 +467,11 @@ void expect_fp32_close(M& m, const Case& c, int64_t in, int64_t D, Oracle oracle
   m64->to(torch::kDouble);
   const Tensor ref = oracle(m64, x.to(torch::kDouble), x.to(torch::kDouble), c.src, c.dst, ea.to(torch::kDouble));
   EXPECT_TRUE(torch::allclose(out, ref, tol, tol)) << what << ": max diff " << (out - ref).abs().max().item<double>();
+  // Without autograd too (the Transformer's skip then made with q, k and v, added in the attention's write).
+  torch::NoGradGuard no_grad;
+  const Tensor out_ng = m->forward(x, c.g, ea).to(torch::kDouble);
+  EXPECT_TRUE(torch::allclose(out_ng, ref, tol, tol)) << what << " without autograd: max diff "
+                                                      << (out_ng - ref).abs().max().item<double>();
 }
 
 TEST(AttentionLayersCuda, Fp32ProjectionsOnTensorCores) {

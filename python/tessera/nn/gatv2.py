@@ -199,13 +199,14 @@ def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, va
                     att: Optional[Tensor], heads: int, negative_slope: float = 0.2, scale: float = 0.0,
                     dropout: float = 0.0, training: bool = False, return_alpha: bool = False,
                     alpha_after_dropout: bool = False, edge_attr: Optional[Tensor] = None,
-                    edge_weight: Optional[Tensor] = None, bias: Optional[Tensor] = None
-                    ) -> Tuple[Tensor, Optional[Tensor]]:
+                    edge_weight: Optional[Tensor] = None, bias: Optional[Tensor] = None,
+                    residual: Optional[Tensor] = None) -> Tuple[Tensor, Optional[Tensor]]:
     """out [N_dst, H*C] (and alpha [nnz, H] in CSR order when asked) of one fused attention.
     att: GATv2's attention vector, H*C values in any contiguous shape (the layer's [1, H, C]
     parameter as it is: a reshape would be one more op and autograd node per call).
     edge_attr [nnz, D] in CSR order and edge_weight [H*C, D] (lin_edge.weight): edge features,
-    projected inside the kernels. bias [H*C]: added to every row of out in the kernels' write."""
+    projected inside the kernels. bias [H*C]: added to every row of out in the kernels' write;
+    residual [N_dst, H*C]: its rows added likewise (TransformerConv's skip)."""
     p = dropout if training else 0.0
     seed = int(torch.randint(0, 2 ** 62, (1,)).item()) if p > 0 else 0
     t_rowptr = t_col = t_perm = None
@@ -214,7 +215,7 @@ def fused_attention(kind: str, g: AttentionGraph, query: Tensor, key: Tensor, va
         t_rowptr, t_col, t_perm = g.transpose()
     out, _, alpha = _ops.attention(g.rowptr, g.col, query, key, value, att, heads, kind, negative_slope, scale,
                                    p, seed, return_alpha, alpha_after_dropout, t_rowptr, t_col, t_perm, False,
-                                   g.graph.id, edge_attr, edge_weight, bias)
+                                   g.graph.id, edge_attr, edge_weight, bias, residual)
     return out, (alpha if return_alpha else None)
 
 

@@ -158,15 +158,19 @@ class TransformerConv(torch.nn.Module):
         query, key, value, x_r = self._project(x, fold)
         if fold:
             out, alpha = self._folded_attention(g, query, x[0], want_alpha)
+            skip_added = self._skip_in_fold()
         else:
+            # A skip made with q, k and v (the CPU: _project) and added as it is goes in the
+            # attention's own write, its residual: no second pass over out.
+            skip_added = x_r is not None and self.concat and self.lin_beta is None
             out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
                                          self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
-                                         edge_weight=edge_weight)
+                                         edge_weight=edge_weight, residual=x_r if skip_added else None)
         attention = g.attention_weights(alpha) if want_alpha else None
         if attention is not None and is_sparse_adjacency(edge_index):
             # PyG 2.8 returns a sparse adj_t itself (its values untouched) and alpha in its CSR order.
             attention = (edge_index, attention[1])
-        return self._finish(out, x, attention, x_r, skip_added=fold and self._skip_in_fold())
+        return self._finish(out, x, attention, x_r, skip_added=skip_added)
 
     def _one_op(self, x, fold: bool) -> Optional[tuple]:
         """The Linears' parameters where this call runs as one op (_inference), else None. It runs as
@@ -374,7 +378,8 @@ class TransformerConv(torch.nn.Module):
 
     def _finish(self, out: Tensor, x, attention, x_r: Optional[Tensor] = None, skip_added: bool = False):
         """The mean over heads (not concat), the root weight (lin_skip(x_dst), beta-gated or added
-        unless the folded form's last product added it: skip_added) and the attention weights."""
+        unless the folded form's last product or the attention added it: skip_added) and the
+        attention weights."""
         H, C = self.heads, self.out_channels
         if not self.concat:
             out = out.view(-1, H, C).mean(dim=1)

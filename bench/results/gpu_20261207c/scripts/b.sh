@@ -1,6 +1,7 @@
 # session 2026-12-07 (twentieth) call B (call A was refused a machine and never ran; its checks are
 # here): at the commit that adds the attention's residual and stacks the one op's unfolded skip.
-# tessera_tests Attention* (the CUDA conformance cases with the residual: fused, head groups,
+# tessera_tests Attention* and tessera_torch_tests AttentionLayers* (the C++ layers, now with the
+# skip in the attention's write without autograd) (the CUDA conformance cases with the residual: fused, head groups,
 # multi-query, heavy rows, wsb's refusal) and memcheck on the head groups; pytest test_linear.py +
 # test_attention.py; bench/blocking_probe.py on PubMed (the layer's Python share of the host lead);
 # the skip stacked off and on (TESSERA_TRANSFORMER_SKIP_STACKED=0/1/0/1, tessera alone, 4x64 on Cora,
@@ -11,10 +12,12 @@ source scripts/device_call.sh
 (
 set -x
 cat $R/gpu.txt
-device_build "tessera_torch tessera_tests"
+device_build "tessera_torch tessera_tests tessera_torch_tests"
 elapsed
 timeout 150 build-gpu/tests/tessera_tests --gtest_filter='Attention*' > $R/gtest_attention_$C.txt 2>&1; echo gtest rc=$?
 grep -E "^\[ +(FAILED|PASSED|SKIPPED) +\]|Failure" $R/gtest_attention_$C.txt | head -20
+timeout 100 build-gpu/tests/tessera_torch_tests --gtest_filter='AttentionLayers*' > $R/gtest_layers_$C.txt 2>&1; echo gtest layers rc=$?
+grep -E "^\[ +(FAILED|PASSED|SKIPPED) +\]|Failure" $R/gtest_layers_$C.txt | head -20
 CS=$(command -v compute-sanitizer || find /usr/local -name compute-sanitizer -type f | head -1)
 TESSERA_TEST_SMALL=1 timeout 90 $CS --tool memcheck --error-exitcode 9 build-gpu/tests/tessera_tests \
   --gtest_filter='AttentionCuda.HeadGroupsMatchReference' > $R/memcheck_head_groups.txt 2>&1; echo memcheck rc=$?
