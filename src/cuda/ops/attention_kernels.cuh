@@ -205,11 +205,6 @@ struct Params {  // the layer kind is the kernels' template flag GAT, not a fiel
   const T* res = nullptr; int64_t ldr = 0;
 };
 
-// Brings the line holding ptr into L2 (no register, no wait).
-__device__ __forceinline__ void prefetch_l2(const void* ptr) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(ptr));
-}
-
 template <class T, class I, class Acc>
 __device__ __forceinline__ Acc dropout_factor(const Params<T, I, Acc>& p, int64_t edge, int h) {
   if (p.threshold == 0 || edge < 0) return Acc(1);
@@ -467,9 +462,6 @@ forward_kernel(const Params<T, I, Acc> p) {
     const int h = hg * HG + hl;  // the lane's head (hg: the item's head group)
     Acc qr[CPT], ar[CPT];
     load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(hg) * C, c0, C);
-    // The residual row is read after the walk: ask L2 for it now, so that read does not wait for
-    // DRAM at the end of every short row (a prefetch holds no register through the walk).
-    if (p.res && g == 0 && c0 < C) prefetch_l2(p.res + i * p.ldr + int64_t(hg) * C + c0);
     zero(ar);
     if (GAT)
 #pragma unroll
