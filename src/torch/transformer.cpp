@@ -105,9 +105,10 @@ bool folds(const TransformerConvImpl& m, const torch::Tensor& x_src, const pt::G
   return c >= k && g.nnz() >= (torch::GradMode::is_enabled() ? kFoldCudaMinEntries : kFoldCudaInferenceMinEntries);
 }
 
-// Whether the folded form adds lin_skip(x_dst) in its last product: with the root weight, heads
-// concatenated and no beta gate.
-bool skip_in_fold(const TransformerConvImpl& m) {
+// Whether lin_skip(x_dst) is added to the output as it is (the root weight, heads concatenated, no
+// beta gate), so it can go in the write that makes the output: the folded form's last product, or
+// the attention's residual where the skip is made with q, k and v. The Python layer's _plain_skip.
+bool plain_skip(const TransformerConvImpl& m) {
   return m.options.root_weight() && !m.lin_beta && m.options.concat();
 }
 
@@ -142,9 +143,9 @@ std::pair<torch::Tensor, torch::Tensor> folded_attention(const TransformerConvIm
   auto [agg, lse, alpha] = pt::attention(ag, query, x_src, x_src, torch::Tensor(), o);  // multi-query
   query = torch::Tensor();
   // b_v in the product's epilogue when every row has an entry, else as a rank-1 update mask b_v^T;
-  // lin_skip(x_dst) in the same product where the layer adds it as it is (skip_in_fold).
+  // lin_skip(x_dst) in the same product where the layer adds it as it is (plain_skip).
   const torch::Tensor mask = b_v.defined() ? g.nonempty_rows() : torch::Tensor();
-  const bool skip = skip_in_fold(m);
+  const bool skip = plain_skip(m);
   torch::Tensor out = pt::heads_product(agg, m.lin_value->weight, mask.defined() ? torch::Tensor() : b_v,
                                         skip ? x_dst : torch::Tensor(), skip ? m.lin_skip->weight : torch::Tensor(),
                                         skip ? m.lin_skip->bias : torch::Tensor());  // agg's column blocks
@@ -168,20 +169,20 @@ AttentionWeights TransformerConvImpl::propagate(const torch::Tensor& x_src, cons
   bool skip_added = false;  // lin_skip(x_dst) added by the folded form's last product or the attention
   if (folds(*this, x_src, g, ea.defined())) {  // no q, k or v
     std::tie(out, alpha) = folded_attention(*this, ag, g, x_dst, x_src, want_alpha);
-    skip_added = skip_in_fold(*this);
+    skip_added = plain_skip(*this);
     if (early_skip && !skip_added) x_r = pt::linear(lin_skip, x_dst);
   } else {
     // The skip added as it is (heads concatenated, no beta gate) goes in the attention's own write,
     // its residual, wherever it is made with q, k and v: on the CPU, and on CUDA without autograd
     // (nothing is kept for a backward there; the Python layer's one op does the same).
-    const bool plain_skip = options.root_weight() && options.concat() && !lin_beta;
-    const bool with_qkv = early_skip || (plain_skip && !torch::GradMode::is_enabled());
+    const bool added_as_is = plain_skip(*this);
+    const bool with_qkv = early_skip || (added_as_is && !torch::GradMode::is_enabled());
     std::vector<std::pair<torch::nn::Linear, torch::Tensor>> pairs{
         {lin_query, x_dst}, {lin_key, x_src}, {lin_value, x_src}};
     if (with_qkv) pairs.emplace_back(lin_skip, x_dst);
     std::vector<torch::Tensor> ys = pt::project(pairs);
     if (with_qkv) x_r = ys[3];
-    skip_added = with_qkv && plain_skip;
+    skip_added = with_qkv && added_as_is;
     pt::AttentionOptions o;
     o.kind = "transformer";
     o.heads = H;

@@ -80,7 +80,7 @@ def test_transformer_folded_matches_pyg_semantics(seed, heads, channels, concat,
     """The folded form (TransformerConv._folded_attention, forced): outputs, every parameter gradient
     (lin_key.bias: zero, PyG's is rounding noise) and attention weights, on graphs with duplicate
     edges and empty rows (b_v after the product) or without (b_v inside it). With the root weight,
-    concatenated heads and no beta, lin_skip is added inside the last product (_skip_in_fold)."""
+    concatenated heads and no beta, lin_skip is added inside the last product (_plain_skip)."""
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", "1")
     n_src, n_dst = (40, 30) if bipartite else (50, 50)

@@ -43,10 +43,11 @@ def _plain(lin: torch.nn.Linear) -> bool:
 
 def _parameters_of(lin: torch.nn.Linear) -> tuple:
     """(weight, bias) of a Linear, read from its parameter table (bias None without one). Read
-    as lin.weight, each goes through nn.Module.__getattr__, a Python call: on the layers' no-grad
-    paths, which read them on every call, 12 such reads took 18 us on the development machine
-    against 0.9 from the table. A weight that is no longer a registered parameter is read as an
-    attribute."""
+    as lin.weight, each goes through nn.Module.__getattr__, a Python call, on the layers' no-grad
+    paths, which read them on every call: 12 such reads took 1.36 us against 0.44 from the tables
+    on the GPU machine's Python 3.12 / torch 2.11, and 5.86 against 0.47 us on the development
+    machine's 3.11 / 1.13 (bench/results/gpu_20261207c, scripts/getattr_cost.py). A weight that is
+    no longer a registered parameter is read as an attribute."""
     p = lin._parameters
     if "weight" in p and "bias" in p:
         return p["weight"], p["bias"]

@@ -158,11 +158,11 @@ class TransformerConv(torch.nn.Module):
         query, key, value, x_r = self._project(x, fold)
         if fold:
             out, alpha = self._folded_attention(g, query, x[0], want_alpha)
-            skip_added = self._skip_in_fold()
+            skip_added = self._plain_skip()
         else:
             # A skip made with q, k and v (the CPU: _project) and added as it is goes in the
             # attention's own write, its residual: no second pass over out.
-            skip_added = x_r is not None and self.concat and self.lin_beta is None
+            skip_added = x_r is not None and self._plain_skip()
             out, alpha = fused_attention("transformer", g, query, key, value, None, H, 0.2, 0.0, self.dropout,
                                          self.training, want_alpha, alpha_after_dropout=False, edge_attr=ea,
                                          edge_weight=edge_weight, residual=x_r if skip_added else None)
@@ -230,8 +230,8 @@ class TransformerConv(torch.nn.Module):
         """Whether the one op's unfolded form makes lin_skip(x) in its q/k/v product, as a fourth
         column block that the attention adds to its output in its own write, instead of a second
         product that reads x again and reads and writes the output again: with the root weight and
-        heads concatenated (the skip is then as wide as the output)."""
-        return _SKIP_STACKED and not fold and self.root_weight and self.concat
+        heads concatenated (_plain_skip; the one op has no beta gate)."""
+        return _SKIP_STACKED and not fold and self._plain_skip()
 
     def _one_op_weights(self, x_dst: Tensor, k_src: int, fold: bool, stacked: bool) -> tuple:
         """tessera.transformer_inference's weight arguments (w_in, b_in, split_in, w_skip, b_skip,
@@ -258,9 +258,11 @@ class TransformerConv(torch.nn.Module):
                                                       None if skip.bias is None else skip.bias.detach(), s_split)
         return head + sk + value
 
-    def _skip_in_fold(self) -> bool:
-        """Whether the folded form adds lin_skip(x_dst) in its last product (_folded_attention):
-        with the root weight, heads concatenated and no beta gate."""
+    def _plain_skip(self) -> bool:
+        """Whether lin_skip(x_dst) is added to the output as it is (the root weight, heads
+        concatenated, no beta gate), so it can go in the write that makes the output: the folded
+        form's last product (_folded_attention), or the attention's residual where the skip is made
+        with q, k and v (the CPU's _project, the one op's _skip_stacked)."""
         return self.root_weight and self.lin_beta is None and self.concat
 
     def _folds(self, x_src: Tensor, nnz: int) -> bool:
@@ -290,7 +292,7 @@ class TransformerConv(torch.nn.Module):
         not alive during the attention. Folded (_folded_attention), no q, k or v: x_dst as the query."""
         early_skip = self.root_weight and x[1].device.type == "cpu"
         if fold:
-            early_skip = early_skip and not self._skip_in_fold()
+            early_skip = early_skip and not self._plain_skip()
             return x[1], None, None, linear(self.lin_skip, x[1]) if early_skip else None
         pairs = [(self.lin_query, x[1]), (self.lin_key, x[0]), (self.lin_value, x[0])]
         if early_skip:
@@ -310,7 +312,7 @@ class TransformerConv(torch.nn.Module):
         call, over x_src itself as every head's key and value (scale 1/sqrt(C)), and each head's
         [N_dst, K] aggregate is projected by its [K, C] block of W_v after it (one block-diagonal
         product, tessera.linear_heads), with lin_skip(x_dst) added in the same product where the
-        layer adds it as it is (_skip_in_fold). Per edge and head it does 2K multiply-adds where the
+        layer adds it as it is (_plain_skip). Per edge and head it does 2K multiply-adds where the
         unfolded form does 2C, and reads one K-wide row per entry for all heads where it reads 2C per
         head; the products are [N, K_dst] x [K_dst, H K] and H [N, K] x [K, C], against [N, K] x
         [K, H C] three times. Rounding differs from the unfolded form's at fp32 level."""
@@ -327,7 +329,7 @@ class TransformerConv(torch.nn.Module):
         # every row has one, else as a rank-1 update mask b_v^T, whose backward is a product with
         # the mask (a [N, H*C] masked copy of the gradient cost 27 ms a call on the development machine).
         mask = g.graph.nonempty_rows() if b_v is not None else None
-        skip = (x_dst, self.lin_skip.weight, self.lin_skip.bias) if self._skip_in_fold() else (None, None, None)
+        skip = (x_dst, self.lin_skip.weight, self.lin_skip.bias) if self._plain_skip() else (None, None, None)
         if v_split is not None and mask is None:  # the kept sum of b_v and the skip's bias: no add per call
             out = heads_product(agg, self.lin_value.weight, v_bias, skip[0], skip[1], None, v_split)
         else:  # agg's column blocks
@@ -363,7 +365,7 @@ class TransformerConv(torch.nn.Module):
         memo = getattr(self, "_folded_memo", None)  # absent on modules pickled before the memo
         if not _FOLD_MEMO or torch.is_grad_enabled() or memo is None:
             return (*make(), None, None, None)
-        skip = self.lin_skip if self._skip_in_fold() else None
+        skip = self.lin_skip if self._plain_skip() else None
         params = (self.lin_key.weight, self.lin_query.weight, self.lin_query.bias, self.lin_value.weight,
                   self.lin_value.bias) + ((skip.weight, skip.bias) if skip is not None else ())
 
