@@ -96,7 +96,7 @@ def main():
         ("tessera.linear_heads 2 heads 128 -> 256, x2, kept split",
          lambda: ops.linear_heads(x2h, w2h, None, x, w2x, b2x, heads_split)),
     ] + layers
-    cases += folded_pieces(x, ei, g, tnn)
+    cases += folded_pieces(x, ei, g, tnn) + unfolded_op(x, ei, tnn)
     print(f"wall time of one call, us: GPU idle / GPU busy with a queued sleep ({torch.cuda.get_device_name()}, "
           f"{bc.cpu_model()}; {spec}, {n} nodes, input width 128)")
     with torch.no_grad():
@@ -144,17 +144,57 @@ def folded_pieces(x, ei, g, tnn) -> list:
         finally:
             transformer._ops = real
 
+    def grad_mode_on():  # no input needs a gradient, but each inner op passes its Autograd kernel
+        with torch.enable_grad():
+            ops.transformer_inference(*op_args)
+
     pre = "folded TransformerConv 2x256: "
     return [(pre + "the layer", lambda: conv(x, ei)),
             (pre + "the layer, one op off", python_path),
             (pre + "the layer's Python, op stood in", python_alone),
             (pre + "tessera.transformer_inference alone", lambda: ops.transformer_inference(*op_args)),
+            (pre + "the same, grad mode on", grad_mode_on),
             (pre + "its query product", lambda: ops.linear(x, w_in, b_in, None, split_in)),
             (pre + "its attention (multi-query)",
              lambda: ops.attention(g.rowptr, g.col, query, x, x, None, 2, "transformer", scale=1 / 16,
                                    graph_id=g.graph.id)),
             (pre + "its heads product with the skip", lambda: ops.linear_heads(agg, w_value, b_out, x, w_skip, None,
                                                                               split_value))]
+
+
+def unfolded_op(x, ei, tnn) -> list:
+    """The unfolded TransformerConv 4x64 forward's one op (its skip stacked in the q/k/v product)
+    alone on the layer's kept weights, without autograd and with grad mode on: with grad mode off
+    the op runs its inner ops below their Autograd kernels (transformer_inference_op.cpp)."""
+    import tessera.nn.transformer as transformer
+    ops = torch.ops.tessera
+    conv = tnn.TransformerConv(128, 64, heads=4).cuda()
+    seen = []
+    real = transformer._ops
+
+    class Spy:  # keeps the op's arguments as the layer passes them; every other op is torch.ops.tessera's
+        def transformer_inference(self, *a):
+            seen.append(a)
+            return real.transformer_inference(*a)
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    transformer._ops = Spy()
+    try:
+        with torch.no_grad():
+            conv(x, ei)
+    finally:
+        transformer._ops = real
+    args = seen[0]
+
+    def grad_mode_on():
+        with torch.enable_grad():
+            ops.transformer_inference(*args)
+
+    pre = "unfolded TransformerConv 4x64: "
+    return [(pre + "tessera.transformer_inference alone", lambda: ops.transformer_inference(*args)),
+            (pre + "the same, grad mode on", grad_mode_on)]
 
 
 if __name__ == "__main__":

@@ -37,9 +37,12 @@
 // Registered as a composite op: under autograd each op it calls records its own node, so its
 // gradients are those of the ops; the layer uses it without autograd only, where the training
 // path's choices (dropout, the transpose for backward) do not arise.
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <c10/core/GradMode.h>
 #include <torch/library.h>
 
 #include <cmath>
+#include <optional>
 
 #include "attention_op.hpp"
 #include "boundary.hpp"
@@ -132,6 +135,11 @@ at::Tensor transformer_inference(const at::Tensor& x_src, const at::Tensor& x_ds
     check_matrix(*w_skip, x_dst, "w_skip", width, K_dst);
     check_bias(b_skip, x_dst, "b_skip", width);
   }
+  // Without autograd (the layer's only use) the inner ops and views go straight to their
+  // device kernels: each would otherwise pass its Autograd kernel, find no input needing a
+  // gradient and dispatch again, and each slice would record view metadata no one reads.
+  std::optional<at::AutoDispatchBelowADInplaceOrView> below_autograd;
+  if (!at::GradMode::is_enabled()) below_autograd.emplace();
   at::Tensor out;
   bool skip_added = false;  // lin_skip(x_dst) added in the folded form's last product
   if (!fold) {

@@ -492,6 +492,41 @@ def test_transformer_inference_one_op_only_where_it_applies(seed, monkeypatch):
     assert not runs_as_one_op(mod, x, ei)
 
 
+def test_transformer_inference_under_grad_mode_and_without(seed):
+    """The one op in grad mode records its inner ops' nodes: gradients reach x and the stacked weights
+    as they do through the layer's own training path. Without autograd its inner ops run below their
+    Autograd kernels (transformer_inference_op.cpp): the same output, a plain tensor (not an
+    inference-mode one) that later ops can differentiate through."""
+    ops = torch.ops.tessera
+    mod = TransformerConv(7, 5, heads=3).double()
+    x, ei = torch.randn(50, 7, dtype=torch.float64), random_edges(50, 50, 160)
+    g = AttentionGraph.from_edge_index(ei, 50, 50)
+    lins = (mod.lin_query, mod.lin_key, mod.lin_value, mod.lin_skip)
+    w_in = torch.cat([lin.weight.detach() for lin in lins]).requires_grad_()
+    b_in = torch.cat([lin.bias.detach() for lin in lins])
+
+    def op(x_in):
+        return ops.transformer_inference(x_in, x_in, g.rowptr, g.col, g.graph.id, 3, True, w_in, b_in,
+                                         skip_stacked=True)
+    xg = x.clone().requires_grad_()
+    got = op(xg)
+    got.sum().backward()
+    xl = x.clone().requires_grad_()
+    want = mod(xl, ei)
+    want.sum().backward()
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(xg.grad, xl.grad, rtol=1e-10, atol=1e-10)
+    dw = torch.cat([lin.weight.grad for lin in lins])
+    torch.testing.assert_close(w_in.grad, dw, rtol=1e-10, atol=1e-10)
+    with torch.no_grad():
+        plain = op(x)
+    assert not plain.requires_grad and not plain.is_inference()
+    torch.testing.assert_close(plain, got.detach(), rtol=0, atol=0)
+    scale = torch.ones(15, dtype=torch.float64, requires_grad=True)
+    (plain * scale).sum().backward()
+    torch.testing.assert_close(scale.grad, plain.sum(0), rtol=1e-12, atol=1e-12)
+
+
 def test_transformer_inference_op_names_bad_arguments():
     """The op's own checks: the stacked weights' shapes, the unfolded form's one input, dtypes."""
     ops = torch.ops.tessera
