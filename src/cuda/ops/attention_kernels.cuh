@@ -203,13 +203,7 @@ struct Params {  // the layer kind is the kernels' template flag GAT, not a fiel
   // Forward: a row added to each out row in the same write (AttentionArgs::residual; null: none).
   // In the tail too, for the same reason.
   const T* res = nullptr; int64_t ldr = 0;
-  bool prefetch_res = false;  // forward_kernel asks L2 for the residual row when an item starts
 };
-
-// Brings the line holding ptr into L2 (no register held, no wait).
-__device__ __forceinline__ void prefetch_l2(const void* ptr) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(ptr));
-}
 
 template <class T, class I, class Acc>
 __device__ __forceinline__ Acc dropout_factor(const Params<T, I, Acc>& p, int64_t edge, int h) {
@@ -468,10 +462,6 @@ forward_kernel(const Params<T, I, Acc> p) {
     const int h = hg * HG + hl;  // the lane's head (hg: the item's head group)
     Acc qr[CPT], ar[CPT];
     load_row<T, Acc, CPT, VEC>(qr, p.q + i * p.ldq + int64_t(hg) * C, c0, C);
-    // The residual row is read after the walk: asked of L2 now, that read does not wait for DRAM
-    // at the end of every short row. A prefetch holds no register through the walk; loading the
-    // row here would hold CPT more (ptxas: 77 registers with the prefetch, 79 without).
-    if (p.prefetch_res && g == 0 && c0 < C) prefetch_l2(p.res + i * p.ldr + int64_t(hg) * C + c0);
     zero(ar);
     if (GAT)
 #pragma unroll

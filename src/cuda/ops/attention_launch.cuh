@@ -263,16 +263,6 @@ void with_heads_per_item(int hg, F&& f) {
   f(IC<1>{});
 }
 
-// Whether forward_kernel prefetches the residual row to L2 (Params::prefetch_res).
-// TESSERA_ATTENTION_PREFETCH_RESIDUAL=0 turns it off, for A/B measurements.
-inline bool prefetch_residual() {
-  static const bool on = [] {
-    const char* e = std::getenv("TESSERA_ATTENTION_PREFETCH_RESIDUAL");
-    return !e || std::string(e) != "0";
-  }();
-  return on;
-}
-
 // The forward's parameters: common_params, the walk over A's rows and the outputs.
 template <class T, class I, class D, class Acc>
 Params<D, I, Acc> forward_params(const AttentionArgs<I>& a) {
@@ -283,7 +273,6 @@ Params<D, I, Acc> forward_params(const AttentionArgs<I>& a) {
   p.out = static_cast<D*>(a.out.data); p.ldo = a.out.ld;
   p.out_bias = static_cast<const Acc*>(a.out_bias);
   p.res = static_cast<const D*>(a.residual.data); p.ldr = a.residual.ld;
-  p.prefetch_res = p.res != nullptr && prefetch_residual();
   p.lse = static_cast<Acc*>(a.lse);
   p.alpha = static_cast<Acc*>(a.alpha);
   p.alpha_after_dropout = a.alpha_after_dropout;
