@@ -116,13 +116,9 @@ def folded_pieces(x, ei, g, tnn) -> list:
     import tessera.nn.transformer as transformer
     ops = torch.ops.tessera
     conv = tnn.TransformerConv(128, 256, heads=2).cuda()
-    with torch.no_grad():
-        conv(x, ei)  # keeps the one op's weights (_one_op_memo)
-    w_in, b_in, split_in, w_skip, b_skip, split_skip, w_value, b_value, b_out, split_value = conv._one_op_memo._value
-    nonempty = g.graph.nonempty_rows()
+    op_args = one_op_args(conv, x, ei)
+    w_in, b_in, split_in, w_skip, b_skip, split_skip, w_value, b_value, b_out, split_value = op_args[7:17]
     n = x.size(0)
-    op_args = (x, x, g.rowptr, g.col, g.graph.id, 2, True, w_in, b_in, split_in, w_skip, b_skip, split_skip,
-               w_value, b_value, b_out, split_value, nonempty)
     query = ops.linear(x, w_in, b_in, None, split_in)
     agg = torch.randn(n, 256, device="cuda")
 
@@ -144,16 +140,12 @@ def folded_pieces(x, ei, g, tnn) -> list:
         finally:
             transformer._ops = real
 
-    def grad_mode_on():  # no input needs a gradient, but each inner op passes its Autograd kernel
-        with torch.enable_grad():
-            ops.transformer_inference(*op_args)
-
     pre = "folded TransformerConv 2x256: "
     return [(pre + "the layer", lambda: conv(x, ei)),
             (pre + "the layer, one op off", python_path),
             (pre + "the layer's Python, op stood in", python_alone),
             (pre + "tessera.transformer_inference alone", lambda: ops.transformer_inference(*op_args)),
-            (pre + "the same, grad mode on", grad_mode_on),
+            (pre + "the same, grad mode on", in_grad_mode(op_args)),
             (pre + "its query product", lambda: ops.linear(x, w_in, b_in, None, split_in)),
             (pre + "its attention (multi-query)",
              lambda: ops.attention(g.rowptr, g.col, query, x, x, None, 2, "transformer", scale=1 / 16,
@@ -162,17 +154,13 @@ def folded_pieces(x, ei, g, tnn) -> list:
                                                                               split_value))]
 
 
-def unfolded_op(x, ei, tnn) -> list:
-    """The unfolded TransformerConv 4x64 forward's one op (its skip stacked in the q/k/v product)
-    alone on the layer's kept weights, without autograd and with grad mode on: with grad mode off
-    the op runs its inner ops below their Autograd kernels (transformer_inference_op.cpp)."""
+def one_op_args(conv, x, ei) -> tuple:
+    """The arguments the layer passes tessera.transformer_inference in a forward without autograd."""
     import tessera.nn.transformer as transformer
-    ops = torch.ops.tessera
-    conv = tnn.TransformerConv(128, 64, heads=4).cuda()
     seen = []
     real = transformer._ops
 
-    class Spy:  # keeps the op's arguments as the layer passes them; every other op is torch.ops.tessera's
+    class Spy:  # keeps the op's arguments; every other op is torch.ops.tessera's
         def transformer_inference(self, *a):
             seen.append(a)
             return real.transformer_inference(*a)
@@ -186,15 +174,25 @@ def unfolded_op(x, ei, tnn) -> list:
             conv(x, ei)
     finally:
         transformer._ops = real
-    args = seen[0]
+    return seen[0]
 
-    def grad_mode_on():
+
+def in_grad_mode(args):
+    """The one op in grad mode: no input needs a gradient, but each inner op passes its Autograd
+    kernel (the path the op takes without autograd skips that: transformer_inference_op.cpp)."""
+    def call():
         with torch.enable_grad():
-            ops.transformer_inference(*args)
+            torch.ops.tessera.transformer_inference(*args)
+    return call
 
+
+def unfolded_op(x, ei, tnn) -> list:
+    """The unfolded TransformerConv 4x64 forward's one op (its skip stacked in the q/k/v product)
+    alone on the layer's kept weights, without autograd and in grad mode."""
+    args = one_op_args(tnn.TransformerConv(128, 64, heads=4).cuda(), x, ei)
     pre = "unfolded TransformerConv 4x64: "
-    return [(pre + "tessera.transformer_inference alone", lambda: ops.transformer_inference(*args)),
-            (pre + "the same, grad mode on", grad_mode_on)]
+    return [(pre + "tessera.transformer_inference alone", lambda: torch.ops.tessera.transformer_inference(*args)),
+            (pre + "the same, grad mode on", in_grad_mode(args))]
 
 
 if __name__ == "__main__":
