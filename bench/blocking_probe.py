@@ -81,6 +81,9 @@ def main():
     for name, hc in (("TransformerConv", (4, 64)), ("TransformerConv", (2, 256)), ("GATv2Conv", (4, 64))):
         conv = getattr(tnn, name)(128, hc[1], heads=hc[0]).cuda()
         layers.append((f"{name} {hc[0]}x{hc[1]} forward, no autograd", lambda conv=conv: conv(x, ei)))
+        if name == "TransformerConv":
+            layers.append((f"{name} {hc[0]}x{hc[1]} forward, no autograd, repeats off",
+                           repeats(False, lambda conv=conv: conv(x, ei))))
 
     cases = [
         ("torch add", lambda: x + x),
@@ -143,7 +146,8 @@ def folded_pieces(x, ei, g, tnn) -> list:
     pre = "folded TransformerConv 2x256: "
     return [(pre + "the layer", lambda: conv(x, ei)),
             (pre + "the layer, one op off", python_path),
-            (pre + "the layer's Python, op stood in", python_alone),
+            (pre + "the layer's Python, op stood in (a repeat)", python_alone),
+            (pre + "the same, the whole forward (repeats off)", repeats(False, python_alone)),
             (pre + "tessera.transformer_inference alone", lambda: ops.transformer_inference(*op_args)),
             (pre + "the same, grad mode on", in_grad_mode(op_args)),
             (pre + "its query product", lambda: ops.linear(x, w_in, b_in, None, split_in)),
@@ -152,6 +156,20 @@ def folded_pieces(x, ei, g, tnn) -> list:
                                    graph_id=g.graph.id)),
             (pre + "its heads product with the skip", lambda: ops.linear_heads(agg, w_value, b_out, x, w_skip, None,
                                                                               split_value))]
+
+
+def repeats(on: bool, fn):
+    """fn with TransformerConv's repeats of its last one-op call (transformer._RepeatCall) on or off."""
+    import tessera.nn.transformer as transformer
+
+    def call():
+        kept = transformer._REPEAT
+        transformer._REPEAT = on
+        try:
+            fn()
+        finally:
+            transformer._REPEAT = kept
+    return call
 
 
 def one_op_args(conv, x, ei) -> tuple:

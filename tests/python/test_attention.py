@@ -357,11 +357,25 @@ def test_cuda_inference_projects_with_prepared_weights(seed, cls, kwargs, fold, 
     agree()
 
 
+class CountedOps:
+    """torch.ops.tessera with its transformer_inference calls counted (calls: one entry each)."""
+    def __init__(self, calls: list):
+        self.calls = calls
+
+    def __getattr__(self, name):
+        return getattr(torch.ops.tessera, name)
+
+    def transformer_inference(self, *args, **kwargs):
+        self.calls.append(1)
+        return torch.ops.tessera.transformer_inference(*args, **kwargs)
+
+
 def one_op_calls(monkeypatch):
-    """A list that grows by one on every TransformerConv call that runs as one op (_inference)."""
+    """A list that grows by one on every TransformerConv call that runs as one op: the whole forward
+    (_inference) or a repeat of its last one-op call (_RepeatCall)."""
+    import tessera.nn.transformer as transformer
     calls = []
-    real = TransformerConv._inference
-    monkeypatch.setattr(TransformerConv, "_inference", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(transformer, "_ops", CountedOps(calls))
     return calls
 
 
@@ -420,7 +434,9 @@ def test_transformer_inference_as_one_op_is_the_layers_forward(seed, kwargs, fol
         agree()
     assert len(calls) == 8
     want = fold == "0" and kwargs.get("concat", True) and kwargs.get("root_weight", True)
-    assert stacked == [want] * 8
+    # Seven whole forwards: agree() before the optimizer step repeats the first call (_RepeatCall),
+    # but for a pair (x_src, x_dst), which a repeat does not take.
+    assert stacked == [want] * (8 if bipartite else 7)
 
 
 def test_transformer_inference_skip_stacked_or_a_second_product_alike(seed, monkeypatch):
@@ -490,6 +506,74 @@ def test_transformer_inference_one_op_only_where_it_applies(seed, monkeypatch):
         assert not calls
     monkeypatch.setattr(transformer, "_ONE_OP", False)
     assert not runs_as_one_op(mod, x, ei)
+
+
+@pytest.mark.parametrize("fold", ["0", "1"])
+def test_transformer_inference_repeats_only_what_is_unchanged(seed, fold, monkeypatch):
+    """A no-grad call that reads what the layer's last one-op call read passes that call's arguments
+    again (_RepeatCall: no whole forward); each change below makes the next call a whole forward or
+    no one op at all, with the output PyG's semantics after it: edge_index modified in place, or
+    another tensor of the same values; x with other rows; a weight changed in place, a new
+    Parameter, a new Linear; the module put in training mode (dropout 0: one op, otherwise not);
+    a hook on a Linear; TF32 allowed (the tensor-core test false); grad mode on; attention weights
+    asked for; the module switch (TESSERA_TRANSFORMER_REPEAT=0)."""
+    import tessera.nn.transformer as transformer
+    monkeypatch.setattr(transformer, "_FOLD", fold)
+    monkeypatch.setattr(transformer, "_ONE_OP", True)
+    cores = [True]
+    monkeypatch.setattr(transformer, "_tensor_cores", lambda x: cores[0])
+    ops = one_op_calls(monkeypatch)
+    whole, real = [], TransformerConv._inference
+    monkeypatch.setattr(TransformerConv, "_inference", lambda *a: whole.append(1) or real(*a))
+    n = 50
+    mod = TransformerConv(6, 8 if fold == "1" else 3, heads=2).double().eval()
+    x, ei = torch.randn(n, 6, dtype=torch.float64), random_edges(n, n, 200)
+
+    def call(*args, dropped=False, **kwargs):
+        """'repeat', 'whole' or None (no one op), checking the output against PyG's semantics (not
+        where attention dropout runs)."""
+        ops.clear()
+        whole.clear()
+        with torch.no_grad():
+            out = mod(*args, **kwargs)
+        out = out[0] if isinstance(out, tuple) else out
+        if not dropped:
+            torch.testing.assert_close(out, ref.transformer_conv(mod, *args[:2])[0], rtol=1e-9, atol=1e-9)
+        return None if not ops else "whole" if whole else "repeat"
+    assert call(x, ei) == "whole"
+    assert call(x, ei) == call(x.clone(), ei) == "repeat"  # new values of x: the same arguments
+    ei[0, :5] = (ei[0, :5] + 1) % n
+    assert call(x, ei) == "whole" and call(x, ei) == "repeat"
+    ei = ei.clone()
+    assert call(x, ei) == "whole"
+    assert call(torch.randn(n + 3, 6, dtype=torch.float64), ei) == "whole" and call(x, ei) == "whole"
+    with torch.no_grad():
+        mod.lin_key.weight.mul_(-1)
+    assert call(x, ei) == "whole" and call(x, ei) == "repeat"
+    mod.lin_value.bias = torch.nn.Parameter(torch.randn(mod.lin_value.bias.shape, dtype=torch.float64))
+    assert call(x, ei) == "whole"
+    mod.lin_skip = torch.nn.Linear(6, mod.lin_skip.out_features).double()
+    assert call(x, ei) == "whole" and call(x, ei) == "repeat"
+    mod.train()
+    assert call(x, ei) == "whole" and call(x, ei) == "repeat"
+    mod.dropout = 0.5
+    assert call(x, ei, dropped=True) is None
+    mod.eval()
+    assert call(x, ei) == "whole"
+    handle = mod.lin_query.register_forward_hook(lambda *a: None)
+    assert call(x, ei) is None
+    handle.remove()  # as the last one-op call read it again
+    assert call(x, ei) == "repeat"
+    cores[0] = False
+    assert call(x, ei) is None
+    cores[0] = True
+    assert call(x, ei) == "repeat" and call(x, ei, return_attention_weights=True) is None
+    ops.clear()
+    mod(x, ei)  # grad mode on: the training path
+    assert not ops
+    assert call(x, ei) == "repeat"
+    monkeypatch.setattr(transformer, "_REPEAT", False)
+    assert call(x, ei) == "whole" and call(x, ei) == "whole"
 
 
 def test_transformer_inference_under_grad_mode_and_without(seed):

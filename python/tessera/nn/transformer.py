@@ -38,7 +38,7 @@ from typing import Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from .._memo import TensorMemo
+from .._memo import TensorMemo, tensor_signature
 from ..graph import Graph, GraphCache, is_sparse_adjacency
 from ._linear import (PreparedWeights, _parameters_of, _plain, _stack, _tensor_cores, add_to_fresh, heads_product,
                       linear, linear_add, product, project, weight_split)
@@ -81,6 +81,67 @@ _ONE_OP = os.environ.get("TESSERA_TRANSFORMER_ONE_OP", "1") != "0"
 # TESSERA_TRANSFORMER_SKIP_STACKED=0 keeps the one op's unfolded skip a second product
 # (TransformerConv._skip_stacked; for A/B measurements).
 _SKIP_STACKED = os.environ.get("TESSERA_TRANSFORMER_SKIP_STACKED", "1") != "0"
+# TESSERA_TRANSFORMER_REPEAT=0 makes every call take the whole forward (_RepeatCall; for A/B measurements).
+_REPEAT = os.environ.get("TESSERA_TRANSFORMER_REPEAT", "1") != "0"
+_LINEARS = ("lin_query", "lin_key", "lin_value", "lin_skip")
+
+
+class _RepeatCall:
+    """The one op's arguments besides x from the layer's last call that ran as one op
+    (TransformerConv._inference), with everything that call's checks and choices read, so that a
+    call reading the same passes the same arguments without the forward's Python: the same
+    edge_index tensor unmodified (version and storage, as GraphCache keys it), x a tensor of the
+    same shape, dtype and device, grad mode off, the tensor-core test still true (TF32 not allowed
+    since), the same Linears, plain (no hooks) and with the same parameters unmodified (as the
+    kept weights' memo keys them), no beta gate, the same training flag, dropout, heads, concat and
+    root weight, and the module switches as they were. That Python (the input checks, the graph
+    cache, the fold rule, _one_op and the kept weights' memo) took 17 us of a Cora forward's host
+    path, the op stood in (development machine); an inference loop over one graph repeats it with
+    nothing changed."""
+    __slots__ = ("edge_index", "edge_sig", "shape", "dtype", "device", "settings", "linears", "args")
+
+    @staticmethod
+    def settings_of(conv) -> tuple:
+        return (conv.training, conv.dropout, conv.heads, conv.concat, conv.root_weight, _REPEAT, _ONE_OP, _FOLD,
+                _SKIP_STACKED)
+
+    @classmethod
+    def of(cls, conv, x, edge_index, args: tuple) -> Optional["_RepeatCall"]:
+        """The record of a call that ran as one op with these arguments, or None where a repeat
+        cannot be recognised (x a pair, edge_index not a tensor, inference-mode tensors)."""
+        if not _REPEAT or not isinstance(x, Tensor) or type(edge_index) is not Tensor:
+            return None
+        linears = tuple(conv._modules[name] for name in _LINEARS)
+        params = tuple(t for lin in linears for t in _parameters_of(lin))
+        edge_sig, param_sig = tensor_signature((edge_index,)), tensor_signature(params)
+        if edge_sig is None or param_sig is None:
+            return None
+        r = cls()
+        r.edge_index, r.edge_sig, r.args = edge_index, edge_sig[0], args
+        r.shape, r.dtype, r.device = x.shape, x.dtype, x.device
+        r.settings = cls.settings_of(conv)
+        # Per Linear: its name, itself, its parameter table's weight and bias, their (version, address).
+        r.linears = tuple((name, lin, params[2 * k], params[2 * k + 1], param_sig[2 * k], param_sig[2 * k + 1])
+                          for k, (name, lin) in enumerate(zip(_LINEARS, linears)))
+        return r
+
+    def matches(self, conv, x, edge_index) -> bool:
+        if (torch.is_grad_enabled() or edge_index is not self.edge_index or not isinstance(x, Tensor)
+                or x.shape != self.shape or x.dtype != self.dtype or x.device != self.device
+                or (edge_index._version, edge_index.data_ptr()) != self.edge_sig
+                or self.settings_of(conv) != self.settings):
+            return False
+        modules = conv._modules
+        if modules.get("lin_beta") is not None or not _tensor_cores(x):
+            return False
+        for name, lin, w, b, w_sig, b_sig in self.linears:
+            table = lin._parameters
+            if (modules[name] is not lin or lin._forward_pre_hooks or lin._forward_hooks
+                    or table.get("weight") is not w or table.get("bias") is not b
+                    or (w._version, w.data_ptr()) != w_sig
+                    or (b is not None and (b._version, b.data_ptr()) != b_sig)):
+                return False
+        return True
 
 
 class TransformerConv(torch.nn.Module):
@@ -101,6 +162,7 @@ class TransformerConv(torch.nn.Module):
         self._folded_memo = TensorMemo()  # _folded_operators' (m, c) and kept splits and bias, without autograd
         self._prepared = PreparedWeights()  # the projections without autograd (_linear.PreparedWeights)
         self._one_op_memo = TensorMemo()  # _inference's weight arguments (_one_op_weights)
+        self._repeat = None  # the last one-op call's arguments, for its repeats (_RepeatCall)
         self.lin_key = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
         self.lin_query = _pyg_linear(in_dst, heads * out_channels, True, glorot=False)
         self.lin_value = _pyg_linear(in_src, heads * out_channels, True, glorot=False)
@@ -122,6 +184,9 @@ class TransformerConv(torch.nn.Module):
 
     def forward(self, x: Union[Tensor, Tuple[Tensor, Tensor]], edge_index, edge_attr: Optional[Tensor] = None,
                 return_attention_weights: Optional[bool] = None):
+        repeat = self.__dict__.get("_repeat")  # absent on modules pickled before it
+        if repeat is not None and edge_attr is None and not return_attention_weights and repeat.matches(self, x, edge_index):
+            return _ops.transformer_inference(x, x, *repeat.args)
         if (self.lin_edge is None) != (edge_attr is None):
             raise ValueError("TransformerConv: edge_attr must be given exactly when the layer has edge_dim")
         H = self.heads
@@ -154,7 +219,7 @@ class TransformerConv(torch.nn.Module):
         fold = ea is None and self._folds(x[0], g.col.numel())
         params = None if ea is not None or want_alpha else self._one_op(x, fold)
         if params is not None:
-            return self._inference(x, g, fold, params)
+            return self._inference(x, g, fold, params, edge_index)
         query, key, value, x_r = self._project(x, fold)
         if fold:
             out, alpha = self._folded_attention(g, query, x[0], want_alpha)
@@ -206,7 +271,7 @@ class TransformerConv(torch.nn.Module):
             params += weight_bias
         return params
 
-    def _inference(self, x, g: AttentionGraph, fold: bool, params: tuple) -> Tensor:
+    def _inference(self, x, g: AttentionGraph, fold: bool, params: tuple, edge_index=None) -> Tensor:
         """The forward without autograd as one op, tessera.transformer_inference
         (src/torch/transformer_inference_op.cpp: the projections, the attention and the skip chained
         in C++), with the weights it reads kept while the parameters are unchanged (_one_op_weights;
@@ -214,7 +279,8 @@ class TransformerConv(torch.nn.Module):
         which was mostly this layer's Python around the ops (bench/results/gpu_20261206h). Measured
         (H100, bench/results/gpu_20261207): host time per Cora 4x64 call 96.5 -> 72.3 us, the
         event-timed Cora 4x64 forward 107-111 -> 88-96 us, PubMed 4x64 202-209 -> 186-189 us.
-        params: the Linears' parameters from _one_op, what the kept weights are made from."""
+        params: the Linears' parameters from _one_op, what the kept weights are made from;
+        edge_index: the caller's, kept with the arguments for a repeat of this call (_RepeatCall)."""
         x_src, x_dst = x
         memo = self.__dict__.get("_one_op_memo")
         if memo is None:  # absent on modules pickled before it
@@ -223,8 +289,11 @@ class TransformerConv(torch.nn.Module):
         stacked = self._skip_stacked(fold)
         weights = memo.get(params, lambda: self._one_op_weights(x_dst, k_src, fold, stacked),
                            extra=(fold, x_dst.dtype, k_src, x_dst.size(-1), self.concat, self.root_weight, stacked))
-        return _ops.transformer_inference(x_src, x_dst, g.rowptr, g.col, g.graph.id, self.heads, self.concat,
-                                          *weights, g.graph.nonempty_rows() if fold else None, stacked)
+        args = (g.rowptr, g.col, g.graph.id, self.heads, self.concat, *weights,
+                g.graph.nonempty_rows() if fold else None, stacked)
+        if x_src is x_dst:
+            self.__dict__["_repeat"] = _RepeatCall.of(self, x_src, edge_index, args)
+        return _ops.transformer_inference(x_src, x_dst, *args)
 
     def _skip_stacked(self, fold: bool) -> bool:
         """Whether the one op's unfolded form makes lin_skip(x) in its q/k/v product, as a fourth
