@@ -106,13 +106,13 @@ class _RepeatCall:
                 _SKIP_STACKED)
 
     @classmethod
-    def of(cls, conv, x, edge_index, args: tuple) -> Optional["_RepeatCall"]:
-        """The record of a call that ran as one op with these arguments, or None where a repeat
-        cannot be recognised (x a pair, edge_index not a tensor, inference-mode tensors)."""
+    def of(cls, conv, x, edge_index, params: tuple, args: tuple) -> Optional["_RepeatCall"]:
+        """The record of a call that ran as one op with these arguments, made from these parameters
+        (TransformerConv._one_op's, of the Linears in _LINEARS), or None where a repeat cannot be
+        recognised (x a pair, edge_index not a tensor, inference-mode tensors)."""
         if not _REPEAT or not isinstance(x, Tensor) or type(edge_index) is not Tensor:
             return None
         linears = tuple(conv._modules[name] for name in _LINEARS)
-        params = tuple(t for lin in linears for t in _parameters_of(lin))
         edge_sig, param_sig = tensor_signature((edge_index,)), tensor_signature(params)
         if edge_sig is None or param_sig is None:
             return None
@@ -261,7 +261,7 @@ class TransformerConv(torch.nn.Module):
         if x[0].dtype != dtype:
             return None
         params = ()
-        for name in ("lin_query", "lin_key", "lin_value", "lin_skip"):
+        for name in _LINEARS:
             lin = modules[name]
             if not _plain(lin):
                 return None
@@ -292,7 +292,7 @@ class TransformerConv(torch.nn.Module):
         args = (g.rowptr, g.col, g.graph.id, self.heads, self.concat, *weights,
                 g.graph.nonempty_rows() if fold else None, stacked)
         if x_src is x_dst:
-            self.__dict__["_repeat"] = _RepeatCall.of(self, x_src, edge_index, args)
+            self.__dict__["_repeat"] = _RepeatCall.of(self, x_src, edge_index, params, args)
         return _ops.transformer_inference(x_src, x_dst, *args)
 
     def _skip_stacked(self, fold: bool) -> bool:
