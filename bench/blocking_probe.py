@@ -115,15 +115,15 @@ def folded_pieces(x, ei, g, tnn) -> list:
     """The folded TransformerConv 2x256 forward (no autograd: tessera.transformer_inference) taken
     apart: the layer with the one op off (its Python path), the layer with the op replaced by a
     stand-in (the layer's Python alone), the op alone on the layer's kept weights, and each of the
-    op's three products and attention alone."""
+    op's three products and attention alone. On a graph the layer does not fold on without autograd
+    (fewer entries than FOLD_CUDA_INFERENCE_MIN_ENTRIES: Cora), the unfolded form's layer pieces
+    alone."""
     import tessera.nn.transformer as transformer
     ops = torch.ops.tessera
     conv = tnn.TransformerConv(128, 256, heads=2).cuda()
     op_args = one_op_args(conv, x, ei)
     w_in, b_in, split_in, w_skip, b_skip, split_skip, w_value, b_value, b_out, split_value = op_args[7:17]
-    n = x.size(0)
-    query = ops.linear(x, w_in, b_in, None, split_in)
-    agg = torch.randn(n, 256, device="cuda")
+    folded = w_value is not None  # the folded form's last product applies lin_value
 
     def python_path():
         transformer._ONE_OP = False
@@ -143,19 +143,23 @@ def folded_pieces(x, ei, g, tnn) -> list:
         finally:
             transformer._ops = real
 
-    pre = "folded TransformerConv 2x256: "
-    return [(pre + "the layer", lambda: conv(x, ei)),
-            (pre + "the layer, one op off", python_path),
-            (pre + "the layer's Python, op stood in (a repeat)", python_alone),
-            (pre + "the same, the whole forward (repeats off)", repeats(False, python_alone)),
-            (pre + "tessera.transformer_inference alone", lambda: ops.transformer_inference(*op_args)),
-            (pre + "the same, grad mode on", in_grad_mode(op_args)),
-            (pre + "its query product", lambda: ops.linear(x, w_in, b_in, None, split_in)),
-            (pre + "its attention (multi-query)",
-             lambda: ops.attention(g.rowptr, g.col, query, x, x, None, 2, "transformer", scale=1 / 16,
-                                   graph_id=g.graph.id)),
-            (pre + "its heads product with the skip", lambda: ops.linear_heads(agg, w_value, b_out, x, w_skip, None,
-                                                                              split_value))]
+    pre = "folded TransformerConv 2x256: " if folded else "TransformerConv 2x256 (not folded here): "
+    pieces = [(pre + "the layer", lambda: conv(x, ei)),
+              (pre + "the layer, one op off", python_path),
+              (pre + "the layer's Python, op stood in (a repeat)", python_alone),
+              (pre + "the same, the whole forward (repeats off)", repeats(False, python_alone)),
+              (pre + "tessera.transformer_inference alone", lambda: ops.transformer_inference(*op_args)),
+              (pre + "the same, grad mode on", in_grad_mode(op_args))]
+    if not folded:
+        return pieces
+    query = ops.linear(x, w_in, b_in, None, split_in)
+    agg = torch.randn(x.size(0), 256, device="cuda")
+    return pieces + [(pre + "its query product", lambda: ops.linear(x, w_in, b_in, None, split_in)),
+                     (pre + "its attention (multi-query)",
+                      lambda: ops.attention(g.rowptr, g.col, query, x, x, None, 2, "transformer", scale=1 / 16,
+                                            graph_id=g.graph.id)),
+                     (pre + "its heads product with the skip",
+                      lambda: ops.linear_heads(agg, w_value, b_out, x, w_skip, None, split_value))]
 
 
 def repeats(on: bool, fn):
