@@ -516,7 +516,8 @@ def test_transformer_inference_repeats_only_what_is_unchanged(seed, fold, monkey
     another tensor of the same values; x with other rows; a weight changed in place, a new
     Parameter, a new Linear; the module put in training mode (dropout 0: one op, otherwise not);
     a hook on a Linear; TF32 allowed (the tensor-core test false); grad mode on; attention weights
-    asked for; the module switch (TESSERA_TRANSFORMER_REPEAT=0)."""
+    asked for; the module switch (TESSERA_TRANSFORMER_REPEAT=0). A whole call on another graph drops
+    the record, which would keep that graph's tensors alive."""
     import tessera.nn.transformer as transformer
     monkeypatch.setattr(transformer, "_FOLD", fold)
     monkeypatch.setattr(transformer, "_ONE_OP", True)
@@ -572,6 +573,8 @@ def test_transformer_inference_repeats_only_what_is_unchanged(seed, fold, monkey
     mod(x, ei)  # grad mode on: the training path
     assert not ops
     assert call(x, ei) == "repeat"
+    mod(x, ei.clone())  # training on another graph: the record of this one is dropped, not kept alive
+    assert mod._repeat is None and call(x, ei) == "whole" and call(x, ei) == "repeat"
     monkeypatch.setattr(transformer, "_REPEAT", False)
     assert call(x, ei) == "whole" and call(x, ei) == "whole"
 

@@ -96,7 +96,8 @@ class _RepeatCall:
     kept weights' memo keys them), no beta gate, the same training flag, dropout, heads, concat and
     root weight, and the module switches as they were. That Python (the input checks, the graph
     cache, the fold rule, _one_op and the kept weights' memo) is what an inference loop over one
-    graph repeats with nothing changed. Measured (H100, bench/results/gpu_20261207e): the layer's
+    graph repeats with nothing changed. A whole call on another edge_index drops the record (it
+    would keep that graph's tensors alive). Measured (H100, bench/results/gpu_20261207e): the layer's
     Python with the op stood in 26.3 -> 14.3 us a call, the event-timed Cora 4x64 forward 70-71 ->
     52 us, PubMed 2x256 168-207 -> 154 us."""
     __slots__ = ("edge_index", "edge_sig", "shape", "dtype", "device", "settings", "linears", "args")
@@ -186,7 +187,8 @@ class TransformerConv(torch.nn.Module):
     def forward(self, x: Union[Tensor, Tuple[Tensor, Tensor]], edge_index, edge_attr: Optional[Tensor] = None,
                 return_attention_weights: Optional[bool] = None):
         repeat = self.__dict__.get("_repeat")  # absent on modules pickled before it
-        if repeat is not None and edge_attr is None and not return_attention_weights and repeat.matches(self, x, edge_index):
+        if (repeat is not None and edge_attr is None and not return_attention_weights
+                and repeat.matches(self, x, edge_index)):
             return _ops.transformer_inference(x, x, *repeat.args)
         if (self.lin_edge is None) != (edge_attr is None):
             raise ValueError("TransformerConv: edge_attr must be given exactly when the layer has edge_dim")
@@ -217,6 +219,8 @@ class TransformerConv(torch.nn.Module):
                             f"tessera.Graph, got {type(edge_index).__name__}")
         if ea is not None:
             ea = g.entry_features(ea)  # into the CSR's entry order
+        if repeat is not None and repeat.edge_index is not edge_index:
+            self.__dict__["_repeat"] = None  # it would keep another graph's tensors alive
         fold = ea is None and self._folds(x[0], g.col.numel())
         params = None if ea is not None or want_alpha else self._one_op(x, fold)
         if params is not None:
