@@ -1,6 +1,7 @@
 # session 2026-12-07 (twenty-fourth) call A, on whichever card comes (kind nvidia-h200 without
 # needs_h200). First what the twenty-second session's last commits need on a GPU (b623603, e49db04,
-# b0d0597): pytest test_attention.py and bench/blocking_probe.py on Cora. On an H200 also the
+# b0d0597): pytest test_attention.py and bench/blocking_probe.py on Cora; then bench/host_overhead.py
+# on the Transformer's Cora 4x64 training step (where its host time goes now). On an H200 also the
 # issue's benchmark, the Transformer layer against PyG on the five graphs (the 12 rows an H200
 # fits) before the probe, and GATv2's after it until END (default 560 s). Carry: .carry/debs
 # .carry/googletest .carry/data/cora .carry/data/pubmed .carry/COMMIT; the tree must be the commit.
@@ -17,6 +18,8 @@ if grep -q H200 $R/gpu.txt; then
   elapsed
 fi
 timeout 60 python3 bench/blocking_probe.py --graph cora --data-dir $D > $R/blocking_probe_cora.txt 2>&1; echo probe rc=$?
+elapsed
+timeout 60 python3 bench/host_overhead.py --layer transformer --hc 4x64 --graph cora --data-dir $D --width 128 --profile forward+backward > $R/host_transformer_4x64_cora.txt 2>&1; echo host rc=$?
 elapsed
 if grep -q H200 $R/gpu.txt; then
   L=$(( ${END:-560} - ($(date +%s) - T0) ))
