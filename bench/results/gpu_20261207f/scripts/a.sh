@@ -14,12 +14,13 @@ elapsed
 timeout 150 python3 -m pytest -q tests/python/test_attention.py > $R/pytest_$C.txt 2>&1; echo pytest rc=$?
 tail -n 3 $R/pytest_$C.txt
 if grep -q H200 $R/gpu.txt; then
-  timeout 150 python3 bench/attention_layer_bench.py --layers transformer --graphs cora,pubmed,grid,rmat,clustered --data-dir $D --budget-s 120 --json $R/attention_layer_transformer_$C.json > $R/attention_layer_transformer_$C.txt 2>&1; echo transformer rc=$?
+  L=$(( ${END:-560} - 30 - ($(date +%s) - T0) )); [ $L -gt 150 ] && L=150
+  timeout $L python3 bench/attention_layer_bench.py --layers transformer --graphs cora,pubmed,grid,rmat,clustered --data-dir $D --budget-s $(( L - 30 )) --json $R/attention_layer_transformer_$C.json > $R/attention_layer_transformer_$C.txt 2>&1; echo transformer rc=$?
   elapsed
 fi
-timeout 60 python3 bench/blocking_probe.py --graph cora --data-dir $D > $R/blocking_probe_cora.txt 2>&1; echo probe rc=$?
+timeout 40 python3 bench/blocking_probe.py --graph cora --data-dir $D > $R/blocking_probe_cora.txt 2>&1; echo probe rc=$?
 elapsed
-timeout 60 python3 bench/host_overhead.py --layer transformer --hc 4x64 --graph cora --data-dir $D --width 128 --profile forward+backward > $R/host_transformer_4x64_cora.txt 2>&1; echo host rc=$?
+timeout 40 python3 bench/host_overhead.py --layer transformer --hc 4x64 --graph cora --data-dir $D --width 128 --profile forward+backward > $R/host_transformer_4x64_cora.txt 2>&1; echo host rc=$?
 elapsed
 if grep -q H200 $R/gpu.txt; then
   L=$(( ${END:-560} - ($(date +%s) - T0) ))
