@@ -1,0 +1,26 @@
+# Prepared in the twenty-fourth session for the next one (not run: no device time was left). The
+# folded form without autograd on Cora at C >= K, forced off and on, alternated twice (tessera
+# alone; TESSERA_TRANSFORMER_FOLD; Cora's 10556 entries are under FOLD_CUDA_INFERENCE_MIN_ENTRIES,
+# so the rule does not fold there, from H100 runs made before the one op existed). PubMed, which
+# folds under the rule, as the control. Then, on an H200, the Transformer's 12 rows against PyG.
+# Carry as call A.
+source scripts/device_call.sh
+(
+set -x
+cat $R/gpu.txt
+device_build "tessera_torch"
+elapsed
+for rep in 1 2; do for f in 0 1; do
+  TESSERA_TRANSFORMER_FOLD=$f timeout 40 python3 bench/attention_layer_bench.py --no-pyg --layers transformer --graphs cora,pubmed --hc 8x128,2x256 --data-dir $D --budget-s 25 --json $R/fold${f}_rep${rep}.json > $R/fold${f}_rep${rep}.txt 2>&1; echo fold$f rep$rep rc=$?
+done; done
+elapsed
+if grep -q H200 $R/gpu.txt; then
+  L=$(( ${END:-560} - 30 - ($(date +%s) - T0) )); [ $L -gt 150 ] && L=150
+  timeout $L python3 bench/attention_layer_bench.py --layers transformer --graphs cora,pubmed,grid,rmat,clustered --data-dir $D --budget-s $(( L - 30 )) --json $R/attention_layer_transformer_$C.json > $R/attention_layer_transformer_$C.txt 2>&1; echo transformer rc=$?
+  elapsed
+fi
+) > $R/steps.txt 2>&1
+device_pack
+tar xzf $OUT/r.tgz -O r/steps.txt | grep -E "rc=|elapsed"
+tar xzf $OUT/r.tgz --wildcards -O "r/fold*.txt" 2>/dev/null | grep -E "fwd" | cut -c1-120
+tar xzf $OUT/r.tgz --wildcards -O "r/attention_layer*.txt" 2>/dev/null | grep -E "fwd|medians" | cut -c1-200
