@@ -8,6 +8,13 @@
 #                                    exports what running them needs
 #   elapsed                          the seconds since T0, for the call's log
 #   device_pack                      $R packed into $OUT/r.tgz, one file to fetch
+#   seconds_left MARGIN [CAP]        the seconds until END (default 560 after T0) less MARGIN, at
+#                                    most CAP: a step's timeout that leaves the later steps theirs
+#   layer_bench LAYERS NAME LIMIT [ARG...]
+#                                    bench/attention_layer_bench.py, LAYERS against PyG on the five
+#                                    graphs, into $R/NAME_$C.{json,txt}; killed after LIMIT s,
+#                                    starting no configuration after LIMIT - 30; ARGs go last, so
+#                                    they override (--graphs, --hc, --no-pyg)
 # A call cut short by the device budget returns the files under $R as they are.
 export PYTHONUNBUFFERED=1
 ROOT=$PWD
@@ -29,3 +36,18 @@ device_build() {
 }
 
 device_pack() { tar czf "$OUT/r.tgz" -C "$OUT" r && rm -rf "$R"; }
+
+seconds_left() {
+  local left=$(( ${END:-560} - $1 - ($(date +%s) - T0) ))
+  if [ -n "$2" ] && [ "$left" -gt "$2" ]; then left=$2; fi
+  echo "$left"
+}
+
+layer_bench() {
+  local layers=$1 name=$2 limit=$3
+  shift 3
+  timeout "$limit" python3 bench/attention_layer_bench.py --layers "$layers" \
+    --graphs cora,pubmed,grid,rmat,clustered --data-dir "$D" --budget-s $(( limit - 30 )) \
+    --json "$R/${name}_$C.json" "$@" > "$R/${name}_$C.txt" 2>&1
+  echo "$name rc=$?"
+}

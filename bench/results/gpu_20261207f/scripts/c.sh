@@ -11,12 +11,11 @@ cat $R/gpu.txt
 device_build "tessera_torch"
 elapsed
 for rep in 1 2; do for f in 0 1; do
-  TESSERA_TRANSFORMER_FOLD=$f timeout 40 python3 bench/attention_layer_bench.py --no-pyg --layers transformer --graphs cora,pubmed --hc 8x128,2x256 --data-dir $D --budget-s 25 --json $R/fold${f}_rep${rep}.json > $R/fold${f}_rep${rep}.txt 2>&1; echo fold$f rep$rep rc=$?
+  TESSERA_TRANSFORMER_FOLD=$f layer_bench transformer fold${f}_rep$rep 55 --no-pyg --graphs cora,pubmed --hc 8x128,2x256
 done; done
 elapsed
 if grep -q H200 $R/gpu.txt; then
-  L=$(( ${END:-560} - 30 - ($(date +%s) - T0) )); [ $L -gt 150 ] && L=150
-  timeout $L python3 bench/attention_layer_bench.py --layers transformer --graphs cora,pubmed,grid,rmat,clustered --data-dir $D --budget-s $(( L - 30 )) --json $R/attention_layer_transformer_$C.json > $R/attention_layer_transformer_$C.txt 2>&1; echo transformer rc=$?
+  layer_bench transformer attention_layer_transformer "$(seconds_left 30 150)"
   elapsed
 fi
 ) > $R/steps.txt 2>&1
