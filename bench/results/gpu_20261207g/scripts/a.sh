@@ -1,4 +1,4 @@
-# Prepared in the twenty-fourth session for the next one (not run: no device time was left). The
+# Prepared in the twenty-fourth session (gpu_20261207f/scripts/c.sh) and run in the twenty-fifth. The
 # folded form without autograd on Cora at C >= K, forced off and on, alternated twice (tessera
 # alone; TESSERA_TRANSFORMER_FOLD; Cora's 10556 entries are under FOLD_CUDA_INFERENCE_MIN_ENTRIES,
 # so the rule does not fold there, from H100 runs made before the one op existed). PubMed, which
