@@ -2,7 +2,8 @@
 # folded form without autograd on Cora at C >= K, forced off and on, alternated twice (tessera
 # alone; TESSERA_TRANSFORMER_FOLD; Cora's 10556 entries are under FOLD_CUDA_INFERENCE_MIN_ENTRIES,
 # so the rule does not fold there, from H100 runs made before the one op existed). PubMed, which
-# folds under the rule, as the control. Then, on an H200, the Transformer's 12 rows against PyG.
+# folds under the rule, as the control. On an H200 the Transformer's 12 rows against PyG run first
+# (moved ahead of the fold loop when the call ran: they are the measurement the issue asks for).
 # Carry as call A.
 source scripts/device_call.sh
 (
@@ -10,14 +11,14 @@ set -x
 cat $R/gpu.txt
 device_build "tessera_torch"
 elapsed
-for rep in 1 2; do for f in 0 1; do
-  TESSERA_TRANSFORMER_FOLD=$f layer_bench transformer fold${f}_rep$rep 55 --no-pyg --graphs cora,pubmed --hc 8x128,2x256
-done; done
-elapsed
 if grep -q H200 $R/gpu.txt; then
   layer_bench transformer attention_layer_transformer "$(seconds_left 30 150)"
   elapsed
 fi
+for rep in 1 2; do for f in 0 1; do
+  TESSERA_TRANSFORMER_FOLD=$f layer_bench transformer fold${f}_rep$rep "$(seconds_left 5 55)" --no-pyg --graphs cora,pubmed --hc 8x128,2x256
+done; done
+elapsed
 ) > $R/steps.txt 2>&1
 device_pack
 tar xzf $OUT/r.tgz -O r/steps.txt | grep -E "rc=|elapsed"
