@@ -145,30 +145,30 @@ torch::Tensor self_loop_fill(const torch::Tensor& edge_attr, const torch::Tensor
 }
 
 torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph, const torch::Tensor& edge_attr) {
-  pt::check_homogeneous("GATv2Conv", x, options.in_channels(), in_channels_dst(), graph);
+  pt::check_homogeneous("GATv2Conv", x, options.in_channels(), in_channels_dst(), graph, lin_l->weight);
   return propagate(x, x, graph, edge_attr, false).out;
 }
 
 AttentionWeights GATv2ConvImpl::forward_with_attention(const torch::Tensor& x, const pt::Graph& graph,
                                                        const torch::Tensor& edge_attr) {
-  pt::check_homogeneous("GATv2Conv", x, options.in_channels(), in_channels_dst(), graph);
+  pt::check_homogeneous("GATv2Conv", x, options.in_channels(), in_channels_dst(), graph, lin_l->weight);
   return propagate(x, x, graph, edge_attr, true);
 }
 
 torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index, const torch::Tensor& edge_attr) {
-  pt::check_node_features("GATv2Conv", x, options.in_channels());
+  pt::check_node_features("GATv2Conv", x, options.in_channels(), lin_l->weight);
   return pt::forward_edge_index(*this, x, edge_index, edge_attr);
 }
 
 torch::Tensor GATv2ConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph,
                                      const torch::Tensor& edge_attr) {
-  pt::check_bipartite("GATv2Conv", x_src, options.in_channels(), x_dst, in_channels_dst(), graph);
+  pt::check_bipartite("GATv2Conv", x_src, options.in_channels(), x_dst, in_channels_dst(), graph, lin_l->weight);
   return propagate(x_src, x_dst, graph, edge_attr, false).out;
 }
 
 AttentionWeights GATv2ConvImpl::forward_with_attention(const torch::Tensor& x_src, const torch::Tensor& x_dst,
                                                        const pt::Graph& graph, const torch::Tensor& edge_attr) {
-  pt::check_bipartite("GATv2Conv", x_src, options.in_channels(), x_dst, in_channels_dst(), graph);
+  pt::check_bipartite("GATv2Conv", x_src, options.in_channels(), x_dst, in_channels_dst(), graph, lin_l->weight);
   return propagate(x_src, x_dst, graph, edge_attr, true);
 }
 

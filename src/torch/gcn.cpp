@@ -42,7 +42,7 @@ torch::Tensor GCNConvImpl::propagate(const torch::Tensor& x, const pt::Graph& g)
 
 torch::Tensor GCNConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph,
                                    const c10::optional<torch::Tensor>& edge_weight) {
-  pt::check_node_features("GCNConv", x, options.in_channels(), graph);
+  pt::check_node_features("GCNConv", x, options.in_channels(), graph, lin->weight);
   pt::Graph g = graph;
   if (edge_weight && edge_weight->defined())
     g = pt::Graph::from_csr(graph.rowptr(), graph.col(), edge_weight, graph.cols());
@@ -54,7 +54,7 @@ torch::Tensor GCNConvImpl::forward(const torch::Tensor& x, const pt::Graph& grap
 
 torch::Tensor GCNConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index,
                                    const c10::optional<torch::Tensor>& edge_weight) {
-  pt::check_node_features("GCNConv", x, options.in_channels());
+  pt::check_node_features("GCNConv", x, options.in_channels(), lin->weight);
   if (options.normalize() && options.cached() && cached_.defined()) return propagate(x, cached_);
   const auto g = pt::Graph::from_edge_index(edge_index, edge_weight, x.size(0));
   if (!options.normalize()) return propagate(x, g);

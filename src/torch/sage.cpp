@@ -47,24 +47,24 @@ void SAGEConvImpl::reset_parameters() {
 }
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const pt::Graph& graph) {
-  pt::check_homogeneous("SAGEConv", x, options.in_channels(), in_channels_dst(), graph);
+  pt::check_homogeneous("SAGEConv", x, options.in_channels(), in_channels_dst(), graph, lin_l->weight);
   return propagate(x, x, graph);
 }
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index) {
-  pt::check_node_features("SAGEConv", x, options.in_channels());
+  pt::check_node_features("SAGEConv", x, options.in_channels(), lin_l->weight);
   return forward(x, pt::Graph::from_edge_index(edge_index, {}, x.size(0)));
 }
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& graph) {
-  pt::check_source_features("SAGEConv", x_src, options.in_channels(), graph);
-  if (x_dst.defined()) pt::check_target_features("SAGEConv", x_dst, in_channels_dst(), graph);
+  pt::check_source_features("SAGEConv", x_src, options.in_channels(), graph, lin_l->weight);
+  if (x_dst.defined()) pt::check_target_features("SAGEConv", x_dst, in_channels_dst(), graph, lin_l->weight);
   return propagate(x_src, x_dst, graph);
 }
 
 torch::Tensor SAGEConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst,
                                     const torch::Tensor& edge_index, int64_t num_dst) {
-  pt::check_node_features("SAGEConv", x_src, options.in_channels());
+  pt::check_node_features("SAGEConv", x_src, options.in_channels(), lin_l->weight);
   TESSERA_CHECK(x_dst.defined() || num_dst >= 0, "SAGEConv: without x_dst, give num_dst (the number of targets)");
   TESSERA_CHECK(!x_dst.defined() || num_dst < 0 || num_dst == x_dst.size(0), "SAGEConv: num_dst = ", num_dst,
                 " but x_dst has ", x_dst.size(0), " rows");
@@ -78,8 +78,15 @@ torch::Tensor SAGEConvImpl::propagate(const torch::Tensor& x_src, const torch::T
   const torch::Tensor src = options.project() ? torch::relu(pt::linear(lin, x_src)) : x_src;
   auto out = pt::linear(lin_l, sage_aggregate(graph, src, options.aggr()));
   // + lin_r(x_dst) accumulated by the GEMM into lin_l's output (beta = 1): no second [N, out] buffer
-  // and no separate add pass.
-  if (options.root_weight() && x_dst.defined()) out = out.addmm_(x_dst, lin_r->weight.t());
+  // and no separate add pass. Under autocast out is in the cast type and x_dst may not be: an
+  // in-place op is not cast.
+  if (options.root_weight() && x_dst.defined()) {
+    const auto& w = lin_r->weight;
+    if (out.scalar_type() == x_dst.scalar_type() && out.scalar_type() == w.scalar_type())
+      out = out.addmm_(x_dst, w.t());
+    else
+      out = out + torch::nn::functional::linear(x_dst, w);
+  }
   if (options.normalize()) out = torch::nn::functional::normalize(out, torch::nn::functional::NormalizeFuncOptions().p(2.0).dim(-1));
   return out;
 }

@@ -46,31 +46,31 @@ void TransformerConvImpl::reset_parameters() {
 }
 
 torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const pt::Graph& g, const torch::Tensor& edge_attr) {
-  pt::check_homogeneous("TransformerConv", x, options.in_channels(), in_channels_dst(), g);
+  pt::check_homogeneous("TransformerConv", x, options.in_channels(), in_channels_dst(), g, lin_key->weight);
   return propagate(x, x, g, edge_attr, false).out;
 }
 
 AttentionWeights TransformerConvImpl::forward_with_attention(const torch::Tensor& x, const pt::Graph& g,
                                                              const torch::Tensor& edge_attr) {
-  pt::check_homogeneous("TransformerConv", x, options.in_channels(), in_channels_dst(), g);
+  pt::check_homogeneous("TransformerConv", x, options.in_channels(), in_channels_dst(), g, lin_key->weight);
   return propagate(x, x, g, edge_attr, true);
 }
 
 torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x, const torch::Tensor& edge_index,
                                            const torch::Tensor& edge_attr) {
-  pt::check_node_features("TransformerConv", x, options.in_channels());
+  pt::check_node_features("TransformerConv", x, options.in_channels(), lin_key->weight);
   return pt::forward_edge_index(*this, x, edge_index, edge_attr);
 }
 
 torch::Tensor TransformerConvImpl::forward(const torch::Tensor& x_src, const torch::Tensor& x_dst, const pt::Graph& g,
                                            const torch::Tensor& edge_attr) {
-  pt::check_bipartite("TransformerConv", x_src, options.in_channels(), x_dst, in_channels_dst(), g);
+  pt::check_bipartite("TransformerConv", x_src, options.in_channels(), x_dst, in_channels_dst(), g, lin_key->weight);
   return propagate(x_src, x_dst, g, edge_attr, false).out;
 }
 
 AttentionWeights TransformerConvImpl::forward_with_attention(const torch::Tensor& x_src, const torch::Tensor& x_dst,
                                                              const pt::Graph& g, const torch::Tensor& edge_attr) {
-  pt::check_bipartite("TransformerConv", x_src, options.in_channels(), x_dst, in_channels_dst(), g);
+  pt::check_bipartite("TransformerConv", x_src, options.in_channels(), x_dst, in_channels_dst(), g, lin_key->weight);
   return propagate(x_src, x_dst, g, edge_attr, true);
 }
 

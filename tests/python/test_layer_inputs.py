@@ -42,3 +42,51 @@ def test_edge_index_of_the_wrong_shape_is_named(cls):
     # GATv2Conv checks it itself: its self-loops are added before the CSR is built.
     with pytest.raises((ValueError, RuntimeError), match=r"edge_index must have shape \[2, E\] .* got \[3, 2\]"):
         cls(4, 3)(torch.randn(5, 4), torch.zeros(3, 2, dtype=torch.long))
+
+
+@pytest.mark.parametrize("cls", LAYERS)
+def test_node_features_of_the_wrong_type_or_device_are_named(cls):
+    # Without these checks torch's own operands are named ("mat1 and mat2 must have the same dtype",
+    # "addmm_impl_cpu_ not implemented for 'Bool'"), or a tessera op's ("segment_reduce: x must be ...").
+    conv, name = cls(4, 3), cls.__name__
+    for dtype in (torch.long, torch.int32, torch.bool):
+        with pytest.raises(TypeError, match=rf"{name}: x must be a floating-point tensor, got {dtype} "
+                                            r"\(convert it with x.float\(\)\)"):
+            conv(torch.ones(5, 4, dtype=dtype), EDGES)
+    with pytest.raises(TypeError, match=f"{name}: x is torch.float64 but the layer's parameters are torch.float32"):
+        conv(torch.randn(5, 4, dtype=torch.float64), EDGES)
+    with pytest.raises(ValueError, match=f"{name}: x is on meta but the layer's parameters are on cpu"):
+        conv(torch.randn(5, 4, device="meta"), EDGES)
+    assert conv.double()(torch.randn(5, 4, dtype=torch.float64), EDGES).dtype == torch.float64
+
+
+@pytest.mark.parametrize("cls", [GATv2Conv, TransformerConv])
+def test_bipartite_node_features_of_the_wrong_type_are_named_per_side(cls):
+    conv, name = cls((3, 5), 2, heads=2), cls.__name__
+    with pytest.raises(TypeError, match=rf"{name}: x\[1\] \(targets\) must be a floating-point tensor, got "
+                                        r"torch.int64 \(convert it with x\[1\].float\(\)\)"):
+        conv((torch.randn(6, 3), torch.ones(6, 5, dtype=torch.long)), EDGES)
+    with pytest.raises(TypeError, match=rf"{name}: x\[0\] \(sources\) is torch.float64"):
+        conv((torch.randn(6, 3, dtype=torch.float64), torch.randn(6, 5)), EDGES)
+
+
+@pytest.mark.parametrize("cls", LAYERS)
+@pytest.mark.parametrize("x_dtype", [torch.float32, torch.bfloat16])
+def test_layers_run_under_cpu_autocast(seed, cls, x_dtype):
+    # Autocast casts x and the weights alike, so x's type need not be the parameters'. SAGEConv's
+    # root term was an in-place addmm_ on the cast output with the uncast x ("self and mat2 must have
+    # the same dtype"). PyG's layers run here; the output is bf16 and the gradients fp32, as theirs.
+    torch.manual_seed(seed)
+    n = 40
+    edges = torch.randint(0, n, (2, 200))
+    conv = cls(8, 6)
+    x = torch.randn(n, 8)
+    want = conv(x, edges)
+    x = x.to(x_dtype).requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = conv(x, edges)
+    assert out.dtype == torch.bfloat16
+    torch.testing.assert_close(out.float(), want, rtol=0.05, atol=0.05 * want.abs().max().item())
+    out.float().sum().backward()
+    assert x.grad is not None and x.grad.dtype == x_dtype
+    assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in conv.parameters() if p.requires_grad)

@@ -1,8 +1,9 @@
 """Checks of a layer's inputs that name the layer and what it expected. Without them a wrong x
 fails later inside a projection ("mat1 and mat2 shapes cannot be multiplied (5x7 and 4x6)") or a
 wrong edge_index inside the self-loop concatenation, with messages about torch's own operands."""
-from typing import Tuple, Union
+from typing import Optional, Tuple, Union
 
+import torch
 from torch import Tensor
 
 
@@ -25,8 +26,9 @@ def layer_inputs(layer: str, in_channels: Union[int, Tuple[int, int]], kwargs: d
     return src, dst
 
 
-def node_features(layer: str, x, in_channels: int, what: str = "x") -> Tensor:
-    """x as a layer's node features: a 2-D [nodes, in_channels] tensor."""
+def node_features(layer: str, x, in_channels: int, what: str = "x", weight: Optional[Tensor] = None) -> Tensor:
+    """x as a layer's node features: a 2-D [nodes, in_channels] floating tensor, on the device of
+    the layer's weight (where given) and of its dtype unless autocast is on (which casts both)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{layer}: {what} must be a tensor, got {type(x).__name__}")
     if x.dim() != 2:
@@ -34,17 +36,37 @@ def node_features(layer: str, x, in_channels: int, what: str = "x") -> Tensor:
     if x.size(1) != in_channels:
         raise ValueError(f"{layer}: {what} has {x.size(1)} features per node, but the layer was built for "
                          f"in_channels = {in_channels}")
+    if not x.is_floating_point():
+        raise TypeError(f"{layer}: {what} must be a floating-point tensor, got {x.dtype} "
+                        f"(convert it with {what.split(' ')[0]}.float())")
+    if weight is not None:
+        if x.device != weight.device:
+            raise ValueError(f"{layer}: {what} is on {x.device} but the layer's parameters are on "
+                             f"{weight.device} (move one with .to())")
+        if x.dtype != weight.dtype and not _autocast(x):
+            raise TypeError(f"{layer}: {what} is {x.dtype} but the layer's parameters are {weight.dtype} "
+                            f"(convert one with .to(dtype))")
     return x
 
 
-def node_feature_pair(layer: str, x, in_channels: Union[int, Tuple[int, int]]) -> Tuple[Tensor, Tensor]:
+def _autocast(x: Tensor) -> bool:
+    """Whether autocast is on for x's device type (it then casts x and the weights alike)."""
+    try:
+        return torch.is_autocast_enabled(x.device.type)  # torch >= 2.4
+    except TypeError:  # torch 1.13 (Debian's): no argument, CUDA only; the CPU has its own call
+        return torch.is_autocast_enabled() if x.is_cuda else x.is_cpu and torch.is_autocast_cpu_enabled()
+
+
+def node_feature_pair(layer: str, x, in_channels: Union[int, Tuple[int, int]],
+                      weight: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
     """(x_src, x_dst) of an attention layer: x, or a pair (x_src, x_dst), each checked."""
     src, dst = widths(in_channels)
     if isinstance(x, tuple):
         if len(x) != 2:
             raise ValueError(f"{layer}: x must be a tensor or a pair (x_src, x_dst), got a tuple of {len(x)}")
-        return node_features(layer, x[0], src, "x[0] (sources)"), node_features(layer, x[1], dst, "x[1] (targets)")
-    node_features(layer, x, src)
+        return (node_features(layer, x[0], src, "x[0] (sources)", weight),
+                node_features(layer, x[1], dst, "x[1] (targets)", weight))
+    node_features(layer, x, src, "x", weight)
     if dst != src:
         raise ValueError(f"{layer}: built for bipartite input (in_channels = {in_channels}): pass x = (x_src, x_dst)")
     return x, x

@@ -331,7 +331,7 @@ class GATv2Conv(torch.nn.Module):
         check_sparse_attention_request("GATv2Conv", edge_index, edge_attr, want_alpha)
         if isinstance(x, tuple) and len(x) == 2 and x[1] is None:
             raise NotImplementedError("tessera GATv2Conv: x = (x_src, None) is not supported")
-        x_src, x_dst = node_feature_pair("GATv2Conv", x, self.in_channels)
+        x_src, x_dst = node_feature_pair("GATv2Conv", x, self.in_channels, self.lin_l.weight)
         shared = self.share_weights and x_src is x_dst  # x_r is x_l
         # On the CPU the projections reading one tensor are one autograd node (_linear.project).
         pairs = [(self.lin_l, x_src)] + ([] if shared else [(self.lin_r, x_dst)]) + \

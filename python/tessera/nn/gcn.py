@@ -75,7 +75,7 @@ class GCNConv(torch.nn.Module):
 
     def _graph(self, x: Tensor, edge_index, edge_weight: Optional[Tensor]) -> Graph:
         """The (normalized) graph to propagate over, following PyG's rules per input type."""
-        node_features("GCNConv", x, self.in_channels)
+        node_features("GCNConv", x, self.in_channels, "x", self.lin.weight)
         n = x.size(0)
         loops = "remaining" if self.add_self_loops else "none"
         fill = 2.0 if self.improved else 1.0

@@ -103,8 +103,13 @@ class SAGEConv(torch.nn.Module):
         out = linear(self.lin_l, segment_reduce(g, src, self.aggr)[0])
         if self.root_weight and x_dst is not None:
             # + lin_r(x_dst) accumulated by the GEMM into lin_l's output (beta = 1): no second
-            # [N, out] buffer and no separate add pass (lin_r's weight is used directly).
-            out = out.addmm_(x_dst, self.lin_r.weight.t())
+            # [N, out] buffer and no separate add pass (lin_r's weight is used directly). Under
+            # autocast out is in the cast type and x_dst may not be: an in-place op is not cast.
+            w = self.lin_r.weight
+            if out.dtype == x_dst.dtype == w.dtype:
+                out = out.addmm_(x_dst, w.t())
+            else:
+                out = out + torch.nn.functional.linear(x_dst, w)
         if self.normalize:
             out = torch.nn.functional.normalize(out, p=2.0, dim=-1)
         return out
@@ -112,8 +117,8 @@ class SAGEConv(torch.nn.Module):
     def _node_features(self, x) -> Tuple[Tensor, Optional[Tensor]]:
         """(x_src, x_dst) from x or a pair; PyG's (x_src, None) has no root term."""
         if isinstance(x, tuple) and len(x) == 2 and x[1] is None:
-            return node_features("SAGEConv", x[0], widths(self.in_channels)[0], "x[0] (sources)"), None
-        return node_feature_pair("SAGEConv", x, self.in_channels)
+            return node_features("SAGEConv", x[0], widths(self.in_channels)[0], "x[0] (sources)", self.lin_l.weight), None
+        return node_feature_pair("SAGEConv", x, self.in_channels, self.lin_l.weight)
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, aggr={self.aggr})"

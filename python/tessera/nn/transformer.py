@@ -195,7 +195,7 @@ class TransformerConv(torch.nn.Module):
         H = self.heads
         want_alpha = bool(return_attention_weights)
         check_sparse_attention_request("TransformerConv", edge_index, edge_attr, want_alpha)
-        x = node_feature_pair("TransformerConv", x, self.in_channels)
+        x = node_feature_pair("TransformerConv", x, self.in_channels, self.lin_key.weight)
         ea = edge_weight = None
         if edge_attr is not None:
             if not isinstance(edge_index, Tensor):
