@@ -4,25 +4,15 @@
 // "mat1 and mat2 shapes cannot be multiplied (5x7 and 4x6)", and a wrong type or device with
 // "mat1 and mat2 must have the same dtype". weight: one of the layer's parameters (their type and
 // device).
-#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
-#include <torch/version.h>
 
 #include <string>
 
+#include "autocast.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/torch/graph.hpp"
 
 namespace tessera::pt {
-
-// Whether autocast is on for x's device type (it then casts x and the weights alike).
-inline bool autocast_on(const torch::Tensor& x) {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-  return at::autocast::is_autocast_enabled(x.device().type());
-#else
-  return x.is_cuda() ? at::autocast::is_enabled() : x.is_cpu() && at::autocast::is_cpu_enabled();
-#endif
-}
 
 // x (named what) floating, on weight's device, and of its type unless autocast is on.
 inline void check_node_type(const char* layer, const char* what, const torch::Tensor& x, const torch::Tensor& weight) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "attention_op.hpp"  // add_to_fresh
+#include "autocast.hpp"
 #include "linear_op.hpp"     // call_linear, call_linears, linear_heads
 #include "outputs.hpp"       // huge_output_min_bytes
 
@@ -17,9 +18,10 @@ bool same_dtype_2d(const torch::nn::Linear& lin, const at::Tensor& x) {
   return x.dim() == 2 && x.is_floating_point() && x.scalar_type() == lin->weight.scalar_type();
 }
 
-// Projections of x on tessera's tensor-core kernel: CUDA fp32 where torch's fp32 matmuls are IEEE.
+// Projections of x on tessera's tensor-core kernel: CUDA fp32 where torch's fp32 matmuls are IEEE
+// and autocast is off (it asks for the products in its own type: at::linear's).
 bool tensor_cores(const at::Tensor& x) {
-  return x.is_cuda() && x.scalar_type() == at::kFloat && !at::globalContext().allowTF32CuBLAS();
+  return x.is_cuda() && x.scalar_type() == at::kFloat && !at::globalContext().allowTF32CuBLAS() && !autocast_on(x);
 }
 
 c10::optional<at::Tensor> bias_of(const torch::nn::Linear& lin) {
@@ -53,22 +55,24 @@ std::vector<at::Tensor> linears(const std::vector<torch::nn::Linear>& lins, cons
   }
   int64_t widest = x.size(-1);
   for (const auto& lin : lins) widest = std::max(widest, lin->weight.size(0));
-  if (!fast || x.size(0) * widest * int64_t(x.element_size()) < huge_output_min_bytes()) return each(lins, x);
+  if (!fast || x.size(0) * widest * int64_t(x.element_size()) < huge_output_min_bytes() || autocast_on(x))
+    return each(lins, x);
   return stacked(lins, x);
 }
 
 at::Tensor linear(const torch::nn::Linear& lin, const at::Tensor& x) { return linears({lin}, x)[0]; }
 
 namespace {
-// A CUDA fp32 tensor whose products the user allowed in TF32: at::linear gives them that.
-bool torch_tf32(const at::Tensor& x) {
-  return x.is_cuda() && x.scalar_type() == at::kFloat && at::globalContext().allowTF32CuBLAS();
+// Products the user asked torch for in less than fp32: a CUDA fp32 tensor's where TF32 is allowed,
+// or any under autocast. at::linear gives them that.
+bool torch_precision(const at::Tensor& x) {
+  return (x.is_cuda() && x.scalar_type() == at::kFloat && at::globalContext().allowTF32CuBLAS()) || autocast_on(x);
 }
 }  // namespace
 
 std::vector<at::Tensor> products(const at::Tensor& x, const std::vector<at::Tensor>& weights,
                                  const std::vector<at::Tensor>& biases) {
-  if (!torch_tf32(x)) return call_linears(x, weights, biases);
+  if (!torch_precision(x)) return call_linears(x, weights, biases);
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < weights.size(); ++i) out.push_back(at::linear(x, weights[i], biases[i]));
   return out;
@@ -76,7 +80,7 @@ std::vector<at::Tensor> products(const at::Tensor& x, const std::vector<at::Tens
 
 at::Tensor heads_product(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& x2,
                          const at::Tensor& weight2, const at::Tensor& bias2) {
-  if (!torch_tf32(x)) return linear_heads(x, weight, bias, x2, weight2, bias2);
+  if (!torch_precision(x)) return linear_heads(x, weight, bias, x2, weight2, bias2);
   const int64_t heads = x.size(1) / weight.size(1);
   const std::vector<at::Tensor> xs = x.chunk(heads, 1), ws = weight.chunk(heads);
   const std::vector<at::Tensor> bs = bias.defined() ? bias.chunk(heads) : std::vector<at::Tensor>(size_t(heads));

@@ -7,7 +7,8 @@
 //   projections of one input as one op and one autograd node (tessera::linears).
 // - CPU: one tessera::linears op when the output (or x) reaches the ops' huge-page size (outputs.hpp),
 //   else the Linear itself.
-// - Other devices and dtypes: the Linear itself.
+// - Other devices and dtypes, and under autocast (which asks for the products in its own type):
+//   the Linear itself.
 #include <torch/torch.h>
 
 #include <utility>
@@ -25,7 +26,7 @@ std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, a
 
 // [x w^T + b for (w, b)] for weights a layer derives from its parameters (no Linear of their own;
 // b may be undefined): one tessera::linears (its outputs are column blocks of one buffer), unless
-// the user allowed TF32 on CUDA fp32 (then at::linear, cuBLAS's TF32, as for a Linear).
+// the user allowed TF32 on CUDA fp32 or autocast is on (then at::linear, as for a Linear).
 std::vector<at::Tensor> products(const at::Tensor& x, const std::vector<at::Tensor>& weights,
                                  const std::vector<at::Tensor>& biases);
 // Per-head projections side by side plus one every head shares (tessera::linear_heads,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attention_op.hpp"
+#include "autocast.hpp"
 #include "layer_inputs.hpp"
 #include "projections.hpp"
 #include "tessera/core/error.hpp"
@@ -94,11 +95,11 @@ constexpr int64_t kFoldCudaInferenceMinEntries = int64_t(1) << 16;
 
 // Whether a call takes the folded form, the Python layer's rule (TransformerConv._folds): no edge
 // features, no dropout in training (the value bias needs each row's sum of alpha, 1 only without
-// dropout); then where the head width C is at least the input width K: on the CPU where C > K, or
+// dropout), no autocast (its queries would be cast and its keys, x_src itself, not); then where the head width C is at least the input width K: on the CPU where C > K, or
 // C = K on graphs of at least kFoldCpuEqualMinEntries entries; on CUDA on graphs of at least
 // kFoldCudaMinEntries, or kFoldCudaInferenceMinEntries with autograd off (no backward to pay for).
 bool folds(const TransformerConvImpl& m, const torch::Tensor& x_src, const pt::Graph& g, bool edge_features) {
-  if (edge_features || (m.is_training() && m.options.dropout() > 0)) return false;
+  if (edge_features || (m.is_training() && m.options.dropout() > 0) || pt::autocast_on(x_src)) return false;
   if (forced_fold() >= 0) return forced_fold() == 1;
   const int64_t k = x_src.size(1), c = m.options.out_channels();
   if (x_src.is_cpu()) return c > k || (c == k && g.nnz() >= kFoldCpuEqualMinEntries);

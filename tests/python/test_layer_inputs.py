@@ -3,6 +3,7 @@ raised before any projection or graph is built (tessera.nn._inputs)."""
 import pytest
 import torch
 
+import tessera.nn._linear
 from tessera.nn import GATv2Conv, GCNConv, SAGEConv, TransformerConv
 
 LAYERS = [GCNConv, SAGEConv, GATv2Conv, TransformerConv]
@@ -74,26 +75,39 @@ AUTOCAST = [("cpu", torch.bfloat16), pytest.param("cuda", torch.float16, marks=p
     not torch.cuda.is_available(), reason="no CUDA device: CUDA autocast runs on the GPU machine"))]
 
 
-@pytest.mark.parametrize("cls", LAYERS)
+# The layers as built for the autocast test: each class at C < K, and TransformerConv at C > K,
+# where it would take its folded form (CPU: always; CUDA: on large graphs without autograd).
+AUTOCAST_LAYERS = {"GCNConv": lambda: GCNConv(8, 6), "SAGEConv": lambda: SAGEConv(8, 6),
+                   "GATv2Conv": lambda: GATv2Conv(8, 6, heads=2), "TransformerConv": lambda: TransformerConv(8, 6, heads=2),
+                   "TransformerConv-wide": lambda: TransformerConv(8, 12, heads=2)}
+
+
+@pytest.mark.parametrize("make", list(AUTOCAST_LAYERS.values()), ids=list(AUTOCAST_LAYERS))
 @pytest.mark.parametrize("device,cast", AUTOCAST)
 @pytest.mark.parametrize("x_cast", [False, True])
-def test_layers_run_under_autocast(seed, cls, device, cast, x_cast):
-    # Autocast casts x and the weights alike, so x's type need not be the parameters'. SAGEConv's
-    # root term was an in-place addmm_ on the cast output with the uncast x ("self and mat2 must have
-    # the same dtype"). The output's type is not checked: PyG's own follows type promotion (its
-    # GATv2Conv and GCNConv add an fp32 bias and return fp32), and on CUDA tessera's fp32
-    # projections do not follow autocast (README, Python).
+@pytest.mark.parametrize("grad", [True, False])
+def test_layers_follow_autocast(seed, monkeypatch, make, device, cast, x_cast, grad):
+    # Autocast casts x and the weights alike, so x's type need not be the parameters'. The layers
+    # leave their projections to torch's Linear there, which computes them in autocast's type:
+    # tessera's own (CUDA's fp32 kernel, the CPU's one op for large outputs, here for any size) are
+    # not cast. So the output is in autocast's type too (PyG's GATv2Conv and GCNConv return fp32
+    # there: their bias add promotes). Caught before: SAGEConv's root term, an in-place addmm_ on
+    # the cast output with the uncast x ("self and mat2 must have the same dtype"); the folded
+    # TransformerConv, whose keys are x itself ("key is float32 but query is bfloat16").
+    monkeypatch.setattr(tessera.nn._linear, "_MIN_BYTES", 0)
     torch.manual_seed(seed)
     n = 40
     edges = torch.randint(0, n, (2, 200), device=device)
-    conv = cls(8, 6).to(device)
+    conv = make().to(device)
     x = torch.randn(n, 8, device=device)
-    want = conv(x, edges)
-    x = (x.to(cast) if x_cast else x).requires_grad_()
-    with torch.autocast(device, dtype=cast):
+    with torch.no_grad():
+        want = conv(x, edges)
+    x = (x.to(cast) if x_cast else x).requires_grad_(grad)
+    with torch.set_grad_enabled(grad), torch.autocast(device, dtype=cast):
         out = conv(x, edges)
-    assert out.dtype in (cast, torch.float32)
+    assert out.dtype == cast
     torch.testing.assert_close(out.float(), want, rtol=0.05, atol=0.05 * want.abs().max().item())
-    out.float().sum().backward()
-    assert x.grad is not None and x.grad.dtype == x.dtype
-    assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in conv.parameters() if p.requires_grad)
+    if grad:
+        out.float().sum().backward()
+        assert x.grad is not None and x.grad.dtype == x.dtype
+        assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in conv.parameters() if p.requires_grad)

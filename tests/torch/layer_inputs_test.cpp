@@ -99,9 +99,11 @@ struct CpuAutocast {
   }
 };
 
-TEST(LayerInputs, LayersRunUnderCpuAutocast) {
-  // Autocast casts x and the weights alike, so x's type need not be the parameters' there.
-  // SAGEConv's root term was an in-place addmm_ on the cast output with the uncast x_dst.
+TEST(LayerInputs, LayersFollowCpuAutocast) {
+  // Autocast casts x and the weights alike, so x's type need not be the parameters' there, and the
+  // layers leave their projections to the Linear, which computes them in autocast's type (tessera's
+  // own ops are not cast), so the output is in that type too. SAGEConv's root term was an in-place
+  // addmm_ on the cast output with the uncast x_dst.
   const auto seed = testing::seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   torch::manual_seed(seed);
@@ -121,6 +123,19 @@ TEST(LayerInputs, LayersRunUnderCpuAutocast) {
       EXPECT_TRUE(torch::allclose(out.to(torch::kFloat), want, 0.05, 0.05 * want.abs().max().item<double>()));
     }
   }
+  // An output of the ops' huge-page size (4 MB: 2^16 x 16 floats), where the CPU projects with one
+  // tessera op of its own, in fp32, when autocast is off.
+  nn::GCNConv wide(16, 16);
+  const auto big = pt::Graph::from_edge_index(torch::randint(0, 1 << 16, {2, 1 << 18}, torch::kLong), {}, 1 << 16);
+  const auto x = torch::randn({1 << 16, 16});
+  const auto want = wide->forward(x, big);
+  torch::Tensor out;
+  {
+    CpuAutocast on;
+    out = wide->forward(x, big);
+  }
+  EXPECT_EQ(out.scalar_type(), torch::kBFloat16);
+  EXPECT_TRUE(torch::allclose(out.to(torch::kFloat), want, 0.05, 0.05 * want.abs().max().item<double>()));
 }
 
 }  // namespace

@@ -43,18 +43,32 @@ def node_features(layer: str, x, in_channels: int, what: str = "x", weight: Opti
         if x.device != weight.device:
             raise ValueError(f"{layer}: {what} is on {x.device} but the layer's parameters are on "
                              f"{weight.device} (move one with .to())")
-        if x.dtype != weight.dtype and not _autocast(x):
+        if x.dtype != weight.dtype and not autocast_on(x):
             raise TypeError(f"{layer}: {what} is {x.dtype} but the layer's parameters are {weight.dtype} "
                             f"(convert one with .to(dtype))")
     return x
 
 
-def _autocast(x: Tensor) -> bool:
-    """Whether autocast is on for x's device type (it then casts x and the weights alike)."""
+def _autocast_by_device() -> bool:
+    """Whether torch.is_autocast_enabled takes a device type (torch 2.4 on)."""
     try:
-        return torch.is_autocast_enabled(x.device.type)  # torch >= 2.4
-    except TypeError:  # torch 1.13 (Debian's): no argument, CUDA only; the CPU has its own call
-        return torch.is_autocast_enabled() if x.is_cuda else x.is_cpu and torch.is_autocast_cpu_enabled()
+        torch.is_autocast_enabled("cpu")
+        return True
+    except TypeError:
+        return False
+
+
+_AUTOCAST_BY_DEVICE = _autocast_by_device()
+
+
+def autocast_on(x: Tensor) -> bool:
+    """Whether autocast is on for x's device type. There it casts x and the weights alike, so x may
+    be of another floating type than the parameters, and the layers leave their projections to
+    torch's linear, which casts them as the user asked (_linear)."""
+    if _AUTOCAST_BY_DEVICE:
+        return torch.is_autocast_enabled(x.device.type)
+    # torch 1.13 (Debian's): no argument, CUDA's state; the CPU has its own call
+    return torch.is_autocast_enabled() if x.is_cuda else x.is_cpu and torch.is_autocast_cpu_enabled()
 
 
 def node_feature_pair(layer: str, x, in_channels: Union[int, Tuple[int, int]],

@@ -8,7 +8,8 @@ rows; dx in backward too. Several projections of one input (linears(), project()
 one autograd node, tessera.linears (src/torch/linears_op.cpp): one output buffer whose column
 blocks the kernel writes, dx summed in one buffer. A user who allows TF32
 (torch.set_float32_matmul_precision("high")) gets the Linear, i.e. cuBLAS's TF32, which is faster
-still and what they asked for.
+still and what they asked for; so does one under torch.autocast, on any device: the Linear then
+computes in autocast's type, as PyG's layers do there (custom ops are not cast).
 
 CPU: a fresh CPU tensor of tens of MB is faulted in 4 KB pages on its first write (src/torch/outputs.hpp
 has the measurement); the ops' own outputs avoid that with 2 MB-aligned, huge-page advised memory,
@@ -29,6 +30,7 @@ import torch
 from torch import Tensor
 
 from .._memo import TensorMemo
+from ._inputs import autocast_on
 
 _ops = torch.ops.tessera
 # Outputs from this size go on huge pages (src/torch/outputs.hpp); below it, or with
@@ -82,9 +84,10 @@ def _fp32_exact() -> bool:
 
 
 def _tensor_cores(x: Tensor) -> bool:
-    """Whether projections of x go to tessera.linear's tf32x3 kernel: a CUDA fp32 tensor, and the
-    user has not allowed TF32 (then torch's Linear gives them cuBLAS's TF32, as asked)."""
-    return x.is_cuda and x.dtype == torch.float32 and _fp32_exact()
+    """Whether projections of x go to tessera.linear's tf32x3 kernel: a CUDA fp32 tensor, the user
+    has not allowed TF32 (then torch's Linear gives them cuBLAS's TF32, as asked) and autocast is
+    off (it asks for them in its own type: torch's Linear casts them)."""
+    return x.is_cuda and x.dtype == torch.float32 and _fp32_exact() and not autocast_on(x)
 
 
 class PreparedWeights:
@@ -177,7 +180,8 @@ def linears(lins, x: Tensor, prepared: "PreparedWeights" = None):
             return _as_one_op(lins, x)
         return [_ops.linear(x, lin.weight, lin.bias) if f else lin(x) for lin, f in zip(lins, fast)]
     if not all(_fast_path(lin, x) for lin in lins) or \
-            x.size(0) * max([lin.out_features for lin in lins] + [x.size(-1)]) * x.element_size() < _MIN_BYTES:
+            x.size(0) * max([lin.out_features for lin in lins] + [x.size(-1)]) * x.element_size() < _MIN_BYTES \
+            or autocast_on(x):
         return [lin(x) for lin in lins]
     return _as_one_op(lins, x)
 
@@ -220,17 +224,18 @@ def linear(lin: torch.nn.Linear, x: Tensor, prepared: PreparedWeights = None) ->
     return linears([lin], x, prepared)[0]
 
 
-def _torch_tf32(x: Tensor) -> bool:
-    """A CUDA fp32 tensor whose products the user allowed in TF32: torch's linear gives them that."""
-    return x.is_cuda and x.dtype == torch.float32 and not _fp32_exact()
+def _torch_precision(x: Tensor) -> bool:
+    """Products the user asked torch for in less than fp32: a CUDA fp32 tensor's where TF32 is
+    allowed, or any under autocast. torch's linear gives them that."""
+    return (x.is_cuda and x.dtype == torch.float32 and not _fp32_exact()) or autocast_on(x)
 
 
 def products(x: Tensor, weights, biases):
     """[x w^T + b for w, b in zip(weights, biases)] for weights the layer derives from its parameters
     (no Linear of their own): one tessera.linears op, whose outputs are column blocks of one buffer
     (on CUDA fp32 tessera's tf32x3 kernel per block; on the CPU one GEMM into the ops' output
-    memory), unless the user allowed TF32 (then torch's linear, as linears() does)."""
-    if _torch_tf32(x):
+    memory), unless the user allowed TF32 or autocast is on (then torch's linear, as linears() does)."""
+    if _torch_precision(x):
         return [torch.nn.functional.linear(x, w, b) for w, b in zip(weights, biases)]
     return list(_ops.linears(x, list(weights), list(biases)))
 
@@ -250,9 +255,9 @@ def heads_product(x: Tensor, weight: Tensor, bias=None, x2=None, weight2=None, b
     tessera.linear_heads op (src/torch/linear_heads_op.cpp): on CUDA fp32 on compute capability
     9.0 one launch of tessera's tf32x3 wgmma projection, so the shared projection costs no pass
     over the output of its own; elsewhere a product per head and the shared one added. Unless the
-    user allowed TF32: then torch's linear, as linears() does. split: weight_split(weight, weight2),
+    user allowed TF32 or autocast is on: then torch's linear, as linears() does. split: weight_split(weight, weight2),
     kept by the caller while they are unchanged (the kernel then launches no split of its own)."""
-    if _torch_tf32(x):
+    if _torch_precision(x):
         heads = x.size(1) // weight.size(1)
         bs = bias.chunk(heads) if bias is not None else [None] * heads
         y = torch.cat([torch.nn.functional.linear(xh, wh, bh)

@@ -42,7 +42,7 @@ from .._memo import TensorMemo, tensor_signature
 from ..graph import Graph, GraphCache, is_sparse_adjacency
 from ._linear import (PreparedWeights, _parameters_of, _plain, _stack, _tensor_cores, add_to_fresh, heads_product,
                       linear, linear_add, product, project, weight_split)
-from ._inputs import layer_inputs, node_feature_pair
+from ._inputs import autocast_on, layer_inputs, node_feature_pair
 from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_attention_request, fused_attention,
                     sparse_adjacency_graph)
 
@@ -342,14 +342,15 @@ class TransformerConv(torch.nn.Module):
     def _folds(self, x_src: Tensor, nnz: int) -> bool:
         """Whether this call takes the folded form (_folded_attention): the caller has checked that
         there are no edge features. Not with dropout in training (the value bias needs each row's
-        sum of alpha, which is 1 only without dropout). TESSERA_TRANSFORMER_FOLD=1 or 0 forces it
+        sum of alpha, which is 1 only without dropout), nor under autocast (its queries would be
+        cast, and its keys and values, x_src itself, not). TESSERA_TRANSFORMER_FOLD=1 or 0 forces it
         either way where it can run (for A/B measurements); else where the head width C is at least
         the input width K, so that it does no more work per edge and less in the products: on the
         CPU where C > K, or C = K on graphs of at least FOLD_CPU_EQUAL_MIN_ENTRIES entries; on CUDA
         on graphs of at least FOLD_CUDA_MIN_ENTRIES, or FOLD_CUDA_INFERENCE_MIN_ENTRIES when autograd
         is off (no backward to pay for; the measurements are at those constants). The two forms'
         outputs differ by rounding only (about 1e-6 of the output's largest value)."""
-        if self.training and self.dropout > 0:
+        if (self.training and self.dropout > 0) or autocast_on(x_src):
             return False
         forced = _FOLD
         if forced in ("0", "1"):
