@@ -335,6 +335,7 @@ at::Tensor layer_edge_attr(const char* who, const at::Tensor& edge_attr, int64_t
   const at::Tensor ea = edge_attr.dim() == 1 ? edge_attr.view({-1, 1}) : edge_attr;
   TESSERA_CHECK(ea.dim() == 2 && ea.size(0) == nnz && ea.size(1) == edge_dim, who, ": edge_attr is ",
                 edge_attr.sizes(), ", expected [", nnz, ", ", edge_dim, "] (one row per graph entry)");
+  TESSERA_CHECK(ea.is_floating_point(), who, ": edge_attr must be a floating-point tensor, got ", ea.scalar_type());
   return ea;
 }
 

@@ -111,3 +111,29 @@ def test_layers_follow_autocast(seed, monkeypatch, make, device, cast, x_cast, g
         out.float().sum().backward()
         assert x.grad is not None and x.grad.dtype == x.dtype
         assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in conv.parameters() if p.requires_grad)
+
+
+@pytest.mark.parametrize("cls", [GATv2Conv, TransformerConv])
+def test_edge_features_of_the_wrong_shape_or_type_are_named(cls):
+    # They were named by the kernels' own checks ("attention: edge_weight has 3 columns, expected
+    # edge_attr's columns = 2", "spmm: x must be float32 ...") or not at all.
+    conv, name, x = cls(4, 3, heads=2, edge_dim=3), cls.__name__, torch.randn(5, 4)
+    with pytest.raises(ValueError, match=f"{name}: edge_attr has 2 features per edge, but the layer was built for "
+                                         "edge_dim = 3"):
+        conv(x, EDGES, torch.randn(3, 2))
+    with pytest.raises(ValueError, match=f"{name}: edge_attr has 4 rows but edge_index has 3 edges"):
+        conv(x, EDGES, torch.randn(4, 3))
+    with pytest.raises(ValueError, match=rf"{name}: edge_attr must be a \[edges, edge_dim\] tensor, got shape \(3, 3, 1\)"):
+        conv(x, EDGES, torch.randn(3, 3, 1))
+    with pytest.raises(TypeError, match=rf"{name}: edge_attr must be a floating-point tensor, got torch.int64 "
+                                        r"\(convert it with edge_attr.float\(\)\)"):
+        conv(x, EDGES, torch.ones(3, 3, dtype=torch.long))
+    with pytest.raises(TypeError, match=f"{name}: edge_attr must be a tensor, got list"):
+        conv(x, EDGES, [[0.0] * 3] * 3)
+    with pytest.raises(ValueError, match=f"{name}: edge_attr is on meta but the layer's parameters are on cpu"):
+        conv(x, EDGES, torch.randn(3, 3, device="meta"))
+    with pytest.raises(ValueError, match=f"{name}: edge_attr given but the layer was built without edge_dim|"
+                                         f"{name}: edge_attr must be given exactly when the layer has edge_dim"):
+        cls(4, 3)(x, EDGES, torch.randn(3, 3))
+    assert conv(x, EDGES, torch.randn(3, 3)).shape == (5, 6)  # and the well-formed call still runs
+    assert cls(4, 3, edge_dim=1)(x, EDGES, torch.randn(3)).shape == (5, 3)  # [E]: one feature per edge

@@ -83,6 +83,30 @@ TEST(LayerInputs, NodeFeaturesOfTheWrongTypeOrDeviceAreNamed) {
   }
 }
 
+TEST(LayerInputs, EdgeFeaturesOfTheWrongShapeOrTypeAreNamed) {
+  const auto ei = torch::tensor({0, 1, 2, 1, 2, 3}, torch::kLong).view({2, 3});
+  const auto x = torch::randn({5, 4});
+  nn::GATv2Conv gat(nn::GATv2ConvOptions(4, 3).heads(2).edge_dim(3));
+  nn::TransformerConv tr(nn::TransformerConvOptions(4, 3).heads(2).edge_dim(3));
+  using EdgeForward = std::function<torch::Tensor(const torch::Tensor&)>;
+  const std::pair<std::string, EdgeForward> layers[] = {
+      {"GATv2Conv", [&](const torch::Tensor& ea) { return gat->forward(x, ei, ea); }},
+      {"TransformerConv", [&](const torch::Tensor& ea) { return tr->forward(x, ei, ea); }}};
+  for (const auto& [name, f] : layers) {
+    const auto error = [&f = f](const torch::Tensor& ea) {
+      try {
+        f(ea);
+      } catch (const Error& e) {
+        return std::string(e.what());
+      }
+      return std::string("(no error)");
+    };
+    EXPECT_EQ(error(torch::ones({3, 3}, torch::kLong)), name + ": edge_attr must be a floating-point tensor, got Long");
+    EXPECT_EQ(error(torch::randn({3, 2})), name + ": edge_attr is [3, 2], expected [3, 3] (one row per graph entry)");
+    EXPECT_EQ(f(torch::randn({3, 3})).size(1), 6);  // and the well-formed call still runs
+  }
+}
+
 // autocast on the CPU (bf16) for this scope, as torch.autocast("cpu") in Python.
 struct CpuAutocast {
   CpuAutocast() { set(true); }

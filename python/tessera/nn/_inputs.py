@@ -86,6 +86,37 @@ def node_feature_pair(layer: str, x, in_channels: Union[int, Tuple[int, int]],
     return x, x
 
 
+def edge_features(layer: str, edge_attr, edge_index, lin_edge: Optional[torch.nn.Linear]) -> Tensor:
+    """edge_attr of an attention layer as [E, edge_dim]: a floating tensor (a [E] one is one feature
+    per edge) with a row per edge of edge_index (which must then be a [2, E] tensor) and the layer's
+    edge_dim columns, on lin_edge's device. Without these the error came from inside the kernels'
+    checks ("attention: edge_weight has 3 columns", "spmm: x must be float32 ...")."""
+    if lin_edge is None:
+        raise ValueError(f"{layer}: edge_attr given but the layer was built without edge_dim")
+    if not isinstance(edge_index, Tensor):
+        raise TypeError(f"tessera {layer}: edge_attr needs edge_index as a [2, E] tensor, "
+                        f"got {type(edge_index).__name__}")
+    if not isinstance(edge_attr, Tensor):
+        raise TypeError(f"{layer}: edge_attr must be a tensor, got {type(edge_attr).__name__}")
+    if edge_attr.dim() == 1:
+        edge_attr = edge_attr.view(-1, 1)
+    if edge_attr.dim() != 2:
+        raise ValueError(f"{layer}: edge_attr must be a [edges, edge_dim] tensor, got shape {tuple(edge_attr.shape)}")
+    if edge_attr.size(0) != edge_index.size(1):
+        raise ValueError(f"{layer}: edge_attr has {edge_attr.size(0)} rows but edge_index has "
+                         f"{edge_index.size(1)} edges")
+    if edge_attr.size(1) != lin_edge.in_features:
+        raise ValueError(f"{layer}: edge_attr has {edge_attr.size(1)} features per edge, but the layer was built "
+                         f"for edge_dim = {lin_edge.in_features}")
+    if not edge_attr.is_floating_point():
+        raise TypeError(f"{layer}: edge_attr must be a floating-point tensor, got {edge_attr.dtype} "
+                        "(convert it with edge_attr.float())")
+    if edge_attr.device != lin_edge.weight.device:
+        raise ValueError(f"{layer}: edge_attr is on {edge_attr.device} but the layer's parameters are on "
+                         f"{lin_edge.weight.device} (move one with .to())")
+    return edge_attr
+
+
 def edge_index_shape(layer: str, edge_index: Tensor) -> Tensor:
     """edge_index as a [2, E] tensor (row 0 sources, row 1 targets)."""
     if edge_index.dim() != 2 or edge_index.size(0) != 2:

@@ -31,7 +31,7 @@ from torch.nn import Parameter
 
 from ..graph import (Graph, GraphCache, check_graph_size, is_sparse_adjacency, is_torch_sparse_tensor,
                      sparse_with_values)
-from ._inputs import edge_index_shape, layer_inputs, node_feature_pair
+from ._inputs import edge_features, edge_index_shape, layer_inputs, node_feature_pair
 from ._linear import PreparedWeights, add_to_fresh, project
 
 _ops = torch.ops.tessera
@@ -341,7 +341,7 @@ class GATv2Conv(torch.nn.Module):
         x_r = x_l if shared else outs[1]
         res = outs[-1] if self.res is not None else None
         if edge_attr is not None:
-            edge_attr = self._checked_edge_attr(edge_index, edge_attr)
+            edge_attr = edge_features("GATv2Conv", edge_attr, edge_index, self.lin_edge)
         g = self._graph(edge_index, x_l.size(0), x_r.size(0))
         ea = None  # edge features in the CSR's entry order, projected inside the kernels
         if edge_attr is not None and self.add_self_loops:  # kept edges, one loop per node with fill_value
@@ -368,20 +368,6 @@ class GATv2Conv(torch.nn.Module):
         if self.bias is not None and not bias_added:
             out = add_to_fresh(out, self.bias)
         return (out, attention) if attention is not None else out
-
-    def _checked_edge_attr(self, edge_index, edge_attr: Tensor) -> Tensor:
-        """edge_attr as [E, D], checked against the layer and the edges."""
-        if self.lin_edge is None:
-            raise ValueError("GATv2Conv: edge_attr given but the layer was built without edge_dim")
-        if not isinstance(edge_index, Tensor):
-            raise TypeError("tessera GATv2Conv: edge_attr needs edge_index as a [2, E] tensor, "
-                            f"got {type(edge_index).__name__}")
-        if edge_attr.dim() == 1:
-            edge_attr = edge_attr.view(-1, 1)
-        if edge_attr.size(0) != edge_index.size(1):
-            raise ValueError(f"GATv2Conv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
-                             f"{edge_index.size(1)} edges")
-        return edge_attr
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"

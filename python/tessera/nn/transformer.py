@@ -42,7 +42,7 @@ from .._memo import TensorMemo, tensor_signature
 from ..graph import Graph, GraphCache, is_sparse_adjacency
 from ._linear import (PreparedWeights, _parameters_of, _plain, _stack, _tensor_cores, add_to_fresh, heads_product,
                       linear, linear_add, product, project, weight_split)
-from ._inputs import autocast_on, layer_inputs, node_feature_pair
+from ._inputs import autocast_on, edge_features, layer_inputs, node_feature_pair
 from .gatv2 import (AttentionGraph, _pyg_linear, _reset_linear, check_sparse_attention_request, fused_attention,
                     sparse_adjacency_graph)
 
@@ -198,13 +198,8 @@ class TransformerConv(torch.nn.Module):
         x = node_feature_pair("TransformerConv", x, self.in_channels, self.lin_key.weight)
         ea = edge_weight = None
         if edge_attr is not None:
-            if not isinstance(edge_index, Tensor):
-                raise TypeError("tessera TransformerConv: edge_attr needs edge_index as a [2, E] tensor, "
-                                f"got {type(edge_index).__name__}")
-            if edge_attr.size(0) != edge_index.size(1):
-                raise ValueError(f"TransformerConv: edge_attr has {edge_attr.size(0)} rows but edge_index has "
-                                 f"{edge_index.size(1)} edges")
-            ea, edge_weight = (edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr), self.lin_edge.weight
+            ea = edge_features("TransformerConv", edge_attr, edge_index, self.lin_edge)
+            edge_weight = self.lin_edge.weight
         n_dst, n_src = x[1].size(0), x[0].size(0)
         if isinstance(edge_index, Graph):
             g = AttentionGraph.of(edge_index)
