@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,20 @@ double peak_memory_mib(const torch::Device& dev) {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return double(ru.ru_maxrss) / 1024.0;  // KiB -> MiB
+}
+
+// The model's layers as they print themselves, e.g. "GATv2Conv(1433, 2, heads=8) -> GATv2Conv(16, 7,
+// heads=1)": what the summary's family name and widths leave out (heads per layer, aggregation).
+std::string layer_list(const torch::nn::Module& model) {
+  std::string list;
+  for (const auto& layer : model.children()) {
+    std::ostringstream text;
+    layer->pretty_print(text);
+    std::string name = text.str();
+    if (name.rfind("tessera::nn::", 0) == 0) name.erase(0, 13);
+    list += (list.empty() ? "" : " -> ") + name;
+  }
+  return list;
 }
 
 void sync(const torch::Device& dev) {
@@ -148,6 +163,7 @@ int run_train(const TrainArgs& a) {
               ds.val.size(), ds.test.size());
   std::printf("model: %s  layers %d  hidden %lld  dropout %.2f  lr %g  weight decay %g  device %s\n", a.model.c_str(),
               a.layers, (long long)a.hidden, a.dropout, a.lr, a.weight_decay, dev.str().c_str());
+  std::printf("layers: %s\n", layer_list(*model).c_str());
 
   double best_val = -1, best_val_loss = 1e300, test_at_best = 0;
   int best_epoch = 0, ran = 0;

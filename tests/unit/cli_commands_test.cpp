@@ -55,6 +55,20 @@ TEST(CliCommands, TrainRejectsBadArgumentsBeforeLoading) {
   expect_usage_error("train --epochs -1", "--epochs: must not be negative, got -1");
 }
 
+TEST(CliCommands, TrainSummaryNamesTheLayers) {
+  // The summary's "model:" line gives the family and widths; "layers:" what they became (heads per
+  // layer, the aggregation), as the layers print themselves.
+  TESSERA_REQUIRE_CLI();
+  if (run_cli("train --help").code != 0) GTEST_SKIP() << "this build has no train command (no LibTorch)";
+  const auto gat = run_cli("train --model gatv2 --heads 2 --hidden 8 --epochs 1 --quiet --data sbm:nodes=200");
+  ASSERT_EQ(gat.code, 0) << gat.out;
+  EXPECT_NE(gat.out.find("\nlayers: GATv2Conv("), std::string::npos) << gat.out;
+  EXPECT_NE(gat.out.find(", 4, heads=2) -> GATv2Conv(8, "), std::string::npos) << gat.out;
+  const auto sage = run_cli("train --model sage --aggr max --epochs 1 --quiet --data sbm:nodes=200");
+  ASSERT_EQ(sage.code, 0) << sage.out;
+  EXPECT_NE(sage.out.find("aggr=max) -> SAGEConv("), std::string::npos) << sage.out;
+}
+
 TEST(CliCommands, InspectGeneratorSpec) {
   TESSERA_REQUIRE_CLI();
   const CliResult r = run_cli("inspect grid:rows=3,cols=4 --tiles");
