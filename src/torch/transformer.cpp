@@ -95,9 +95,10 @@ constexpr int64_t kFoldCudaInferenceMinEntries = int64_t(1) << 16;
 
 // Whether a call takes the folded form, the Python layer's rule (TransformerConv._folds): no edge
 // features, no dropout in training (the value bias needs each row's sum of alpha, 1 only without
-// dropout), no autocast (its queries would be cast and its keys, x_src itself, not); then where the head width C is at least the input width K: on the CPU where C > K, or
-// C = K on graphs of at least kFoldCpuEqualMinEntries entries; on CUDA on graphs of at least
-// kFoldCudaMinEntries, or kFoldCudaInferenceMinEntries with autograd off (no backward to pay for).
+// dropout), no autocast (its queries would be cast and its keys, x_src itself, not); then where
+// the head width C is at least the input width K: on the CPU where C > K, or C = K on graphs of at
+// least kFoldCpuEqualMinEntries entries; on CUDA on graphs of at least kFoldCudaMinEntries, or
+// kFoldCudaInferenceMinEntries with autograd off (no backward to pay for).
 bool folds(const TransformerConvImpl& m, const torch::Tensor& x_src, const pt::Graph& g, bool edge_features) {
   if (edge_features || (m.is_training() && m.options.dropout() > 0) || pt::autocast_on(x_src)) return false;
   if (forced_fold() >= 0) return forced_fold() == 1;

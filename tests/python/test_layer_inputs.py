@@ -78,7 +78,8 @@ AUTOCAST = [("cpu", torch.bfloat16), pytest.param("cuda", torch.float16, marks=p
 # The layers as built for the autocast test: each class at C < K, and TransformerConv at C > K,
 # where it would take its folded form (CPU: always; CUDA: on large graphs without autograd).
 AUTOCAST_LAYERS = {"GCNConv": lambda: GCNConv(8, 6), "SAGEConv": lambda: SAGEConv(8, 6),
-                   "GATv2Conv": lambda: GATv2Conv(8, 6, heads=2), "TransformerConv": lambda: TransformerConv(8, 6, heads=2),
+                   "GATv2Conv": lambda: GATv2Conv(8, 6, heads=2),
+                   "TransformerConv": lambda: TransformerConv(8, 6, heads=2),
                    "TransformerConv-wide": lambda: TransformerConv(8, 12, heads=2)}
 
 
@@ -123,7 +124,8 @@ def test_edge_features_of_the_wrong_shape_or_type_are_named(cls):
         conv(x, EDGES, torch.randn(3, 2))
     with pytest.raises(ValueError, match=f"{name}: edge_attr has 4 rows but edge_index has 3 edges"):
         conv(x, EDGES, torch.randn(4, 3))
-    with pytest.raises(ValueError, match=rf"{name}: edge_attr must be a \[edges, edge_dim\] tensor, got shape \(3, 3, 1\)"):
+    with pytest.raises(ValueError, match=rf"{name}: edge_attr must be a \[edges, edge_dim\] tensor, "
+                                         r"got shape \(3, 3, 1\)"):
         conv(x, EDGES, torch.randn(3, 3, 1))
     with pytest.raises(TypeError, match=rf"{name}: edge_attr must be a floating-point tensor, got torch.int64 "
                                         r"\(convert it with edge_attr.float\(\)\)"):

@@ -65,8 +65,8 @@ TEST(LayerInputs, NodeFeaturesOfTheWrongTypeOrDeviceAreNamed) {
   const auto g = pt::Graph::from_edge_index(torch::tensor({0, 1, 2, 1, 2, 3}, torch::kLong).view({2, 3}), {}, 5);
   Layers layers;
   for (const auto& [name, f] : layers.all()) {
-    EXPECT_EQ(error_of(f, torch::ones({5, 4}, torch::kLong), g), name + ": x must be a floating-point tensor, got Long");
-    EXPECT_EQ(error_of(f, torch::ones({5, 4}, torch::kBool), g), name + ": x must be a floating-point tensor, got Bool");
+    for (const auto& [type, type_name] : {std::pair{torch::kLong, "Long"}, std::pair{torch::kBool, "Bool"}})
+      EXPECT_EQ(error_of(f, torch::ones({5, 4}, type), g), name + ": x must be a floating-point tensor, got " + type_name);
     EXPECT_EQ(error_of(f, torch::randn({5, 4}, torch::kDouble), g),
               name + ": x is Double but the layer's parameters are Float");
     EXPECT_EQ(error_of(f, torch::randn({5, 4}, torch::Device(torch::kMeta)), g),

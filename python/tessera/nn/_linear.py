@@ -255,8 +255,9 @@ def heads_product(x: Tensor, weight: Tensor, bias=None, x2=None, weight2=None, b
     tessera.linear_heads op (src/torch/linear_heads_op.cpp): on CUDA fp32 on compute capability
     9.0 one launch of tessera's tf32x3 wgmma projection, so the shared projection costs no pass
     over the output of its own; elsewhere a product per head and the shared one added. Unless the
-    user allowed TF32 or autocast is on: then torch's linear, as linears() does. split: weight_split(weight, weight2),
-    kept by the caller while they are unchanged (the kernel then launches no split of its own)."""
+    user allowed TF32 or autocast is on: then torch's linear, as linears() does.
+    split: weight_split(weight, weight2), kept by the caller while they are unchanged (the kernel
+    then launches no split of its own)."""
     if _torch_precision(x):
         heads = x.size(1) // weight.size(1)
         bs = bias.chunk(heads) if bias is not None else [None] * heads

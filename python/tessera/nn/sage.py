@@ -117,7 +117,8 @@ class SAGEConv(torch.nn.Module):
     def _node_features(self, x) -> Tuple[Tensor, Optional[Tensor]]:
         """(x_src, x_dst) from x or a pair; PyG's (x_src, None) has no root term."""
         if isinstance(x, tuple) and len(x) == 2 and x[1] is None:
-            return node_features("SAGEConv", x[0], widths(self.in_channels)[0], "x[0] (sources)", self.lin_l.weight), None
+            src = widths(self.in_channels)[0]
+            return node_features("SAGEConv", x[0], src, "x[0] (sources)", self.lin_l.weight), None
         return node_feature_pair("SAGEConv", x, self.in_channels, self.lin_l.weight)
 
     def __repr__(self) -> str:
