@@ -64,7 +64,10 @@ _FOLD = os.environ.get("TESSERA_TRANSFORMER_FOLD", "")
 #   entries) the folded forward took 0.80 and 0.90x the unfolded one's time at 8x128 (two runs),
 #   0.81, 1.03 and 1.16x at 2x256 (three runs); on Cora (10556) 1.22x and 1.03x (H100,
 #   bench/results/h100_20261206, h100_20261206b), hence FOLD_CUDA_INFERENCE_MIN_ENTRIES: from
-#   PubMed's size up the fold is faster or level on the whole, and it holds no q, k or v. At C < K it
+#   PubMed's size up the fold is faster or level on the whole, and it holds no q, k or v. With the
+#   one op (both forms one C++ op) Cora is level: 8x128 0.10-0.12 against 0.11-0.13 ms, 2x256
+#   0.08-0.10 against 0.08-0.09 (H100, bench/results/gpu_20261207g: at 2708 rows every kernel is
+#   latency-bound, and the fold's third launch costs what its smaller product and gathers save). At C < K it
 #   lost without autograd too (4x64 on a 128-wide input, forced on against off, two runs each: grid
 #   5.46-5.49 against 4.77-4.83 ms, PubMed 0.25 against 0.17-0.25, Cora 0.12 against 0.09-0.15; H100,
 #   bench/results/gpu_20261207b). Its heads product has no one-launch kernel at C = 64: linear_heads
