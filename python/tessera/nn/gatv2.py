@@ -332,6 +332,8 @@ class GATv2Conv(torch.nn.Module):
         if isinstance(x, tuple) and len(x) == 2 and x[1] is None:
             raise NotImplementedError("tessera GATv2Conv: x = (x_src, None) is not supported")
         x_src, x_dst = node_feature_pair("GATv2Conv", x, self.in_channels, self.lin_l.weight)
+        if edge_attr is not None:  # checked before any projection runs
+            edge_attr = edge_features("GATv2Conv", edge_attr, edge_index, self.lin_edge)
         shared = self.share_weights and x_src is x_dst  # x_r is x_l
         # On the CPU the projections reading one tensor are one autograd node (_linear.project).
         pairs = [(self.lin_l, x_src)] + ([] if shared else [(self.lin_r, x_dst)]) + \
@@ -340,8 +342,6 @@ class GATv2Conv(torch.nn.Module):
         x_l = outs[0]
         x_r = x_l if shared else outs[1]
         res = outs[-1] if self.res is not None else None
-        if edge_attr is not None:
-            edge_attr = edge_features("GATv2Conv", edge_attr, edge_index, self.lin_edge)
         g = self._graph(edge_index, x_l.size(0), x_r.size(0))
         ea = None  # edge features in the CSR's entry order, projected inside the kernels
         if edge_attr is not None and self.add_self_loops:  # kept edges, one loop per node with fill_value
