@@ -10,6 +10,8 @@
 #   device_pack                      $R packed into $OUT/r.tgz, one file to fetch
 #   seconds_left MARGIN [CAP]        the seconds until END (default 560 after T0) less MARGIN, at
 #                                    most CAP: a step's timeout that leaves the later steps theirs
+#   logged NAME LIMIT CMD [ARG...]   CMD killed after LIMIT s, its output in $R/NAME_$C.txt; prints
+#                                    "NAME rc=N" and the output's last 3 lines (a test run's verdict)
 #   layer_bench LAYERS NAME LIMIT [ARG...]
 #                                    bench/attention_layer_bench.py, LAYERS against PyG on the five
 #                                    graphs, into $R/NAME_$C.{json,txt}; killed after LIMIT s,
@@ -43,11 +45,18 @@ seconds_left() {
   echo "$left"
 }
 
+logged() {
+  local name=$1 limit=$2
+  shift 2
+  timeout "$limit" "$@" > "$R/${name}_$C.txt" 2>&1
+  echo "$name rc=$?"
+  tail -n 3 "$R/${name}_$C.txt"
+}
+
 layer_bench() {
   local layers=$1 name=$2 limit=$3
   shift 3
-  timeout "$limit" python3 bench/attention_layer_bench.py --layers "$layers" \
+  logged "$name" "$limit" python3 bench/attention_layer_bench.py --layers "$layers" \
     --graphs cora,pubmed,grid,rmat,clustered --data-dir "$D" --budget-s $(( limit - 30 )) \
-    --json "$R/${name}_$C.json" "$@" > "$R/${name}_$C.txt" 2>&1
-  echo "$name rc=$?"
+    --json "$R/${name}_$C.json" "$@"
 }

@@ -22,6 +22,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #ifdef TESSERA_TORCH_CUDA
@@ -82,12 +83,13 @@ double peak_memory_mib(const torch::Device& dev) {
 // The model's layers as they print themselves, e.g. "GATv2Conv(1433, 2, heads=8) -> GATv2Conv(16, 7,
 // heads=1)": what the summary's family name and widths leave out (heads per layer, aggregation).
 std::string layer_list(const torch::nn::Module& model) {
+  constexpr std::string_view kNamespace = "tessera::nn::";
   std::string list;
   for (const auto& layer : model.children()) {
     std::ostringstream text;
     layer->pretty_print(text);
     std::string name = text.str();
-    if (name.rfind("tessera::nn::", 0) == 0) name.erase(0, 13);
+    if (name.rfind(kNamespace, 0) == 0) name.erase(0, kNamespace.size());
     list += (list.empty() ? "" : " -> ") + name;
   }
   return list;
