@@ -99,7 +99,8 @@ def main():
             rec["fwd_bwd_speedup_vs_pyg"] = ratio(rec["fwd_bwd_pyg_ms"], rec["fwd_bwd_tessera_ms"])
             rec["peak_ratio"] = ratio(rec["peak_fwd_bwd_tessera_mib"], rec["peak_fwd_bwd_pyg_mib"])
             print(f"  F={w:4d} agg {rec['agg_tessera_ms']:.3f} ms (PyG {fmt(rec['agg_pyg_ms'], '.3f')}, scatter_reduce "
-                  f"{fmt(rec['agg_scatter_reduce_ms'], '.3f')}) -> {fmt(rec['agg_speedup_vs_pyg'], '.1f')}x; fwd+bwd "
+                  f"{fmt(rec['agg_scatter_reduce_ms'], '.3f')}) -> {fmt(rec['agg_speedup_vs_pyg'], '.1f')}x; layer fwd "
+                  f"{rec['fwd_tessera_ms']:.2f} vs {fmt(rec['fwd_pyg_ms'], '.2f')} ms; fwd+bwd "
                   f"{fmt(rec['fwd_bwd_tessera_ms'], '.2f')} vs {fmt(rec['fwd_bwd_pyg_ms'], '.2f')} ms -> "
                   f"{fmt(rec['fwd_bwd_speedup_vs_pyg'], '.1f')}x; peak {fmt(rec['peak_fwd_bwd_tessera_mib'], '.0f')} vs "
                   f"{fmt(rec['peak_fwd_bwd_pyg_mib'], '.0f')} MiB; max diff {fmt(rec['diff_vs_pyg'], '.1e')}", flush=True)

@@ -110,9 +110,14 @@ std::vector<at::Tensor> project(const std::vector<std::pair<torch::nn::Linear, a
 }
 
 at::Tensor linear_add(const torch::nn::Linear& lin, const at::Tensor& x, at::Tensor out) {
-  if (tensor_cores(x) && same_dtype_2d(lin, x) && out.scalar_type() == x.scalar_type() && out.dim() == 2 &&
-      out.size(0) == x.size(0) && out.size(1) == lin->weight.size(0))
-    return call_linear(x, lin->weight, bias_of(lin), out);
+  if (same_dtype_2d(lin, x) && out.scalar_type() == x.scalar_type() && out.dim() == 2 && out.size(0) == x.size(0) &&
+      out.size(1) == lin->weight.size(0)) {
+    if (tensor_cores(x)) return call_linear(x, lin->weight, bias_of(lin), out);
+    if (!autocast_on(x)) {  // the GEMM accumulates into out (beta = 1): no projection buffer
+      out.addmm_(x, lin->weight.t());
+      return lin->bias.defined() ? out.add_(lin->bias) : out;
+    }
+  }
   return add_to_fresh(out, linear(lin, x));
 }
 

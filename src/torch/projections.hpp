@@ -36,9 +36,11 @@ std::vector<at::Tensor> products(const at::Tensor& x, const std::vector<at::Tens
 at::Tensor heads_product(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                          const at::Tensor& x2 = {}, const at::Tensor& weight2 = {}, const at::Tensor& bias2 = {});
 
-// out + lin(x) for an `out` the layer just made (see add_to_fresh, attention_op.hpp): on CUDA fp32
-// (the rule above) one tessera::linear with `out` as its residual, the projection and the sum in
-// one kernel, so no [rows, out_features] projection is written and read back.
+// out + lin(x) for an `out` the layer just made (see add_to_fresh, attention_op.hpp), with no
+// [rows, out_features] projection written and read back where the types allow: on CUDA fp32 (the
+// rule above) one tessera::linear with `out` as its residual, the projection and the sum in one
+// kernel; elsewhere, with out, x and the weight of one type and autocast off, the GEMM accumulating
+// into out in place (addmm_), then the bias; otherwise the projection, then add_to_fresh.
 at::Tensor linear_add(const torch::nn::Linear& lin, const at::Tensor& x, at::Tensor out);
 
 }  // namespace tessera::pt

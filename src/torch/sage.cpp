@@ -77,16 +77,8 @@ torch::Tensor SAGEConvImpl::propagate(const torch::Tensor& x_src, const torch::T
   // Projections as the Python layer's (projections.hpp: tessera's kernel on CUDA fp32).
   const torch::Tensor src = options.project() ? torch::relu(pt::linear(lin, x_src)) : x_src;
   auto out = pt::linear(lin_l, sage_aggregate(graph, src, options.aggr()));
-  // + lin_r(x_dst) accumulated by the GEMM into lin_l's output (beta = 1): no second [N, out] buffer
-  // and no separate add pass. Under autocast out is in the cast type and x_dst may not be: an
-  // in-place op is not cast.
-  if (options.root_weight() && x_dst.defined()) {
-    const auto& w = lin_r->weight;
-    if (out.scalar_type() == x_dst.scalar_type() && out.scalar_type() == w.scalar_type())
-      out = out.addmm_(x_dst, w.t());
-    else
-      out = out + torch::nn::functional::linear(x_dst, w);
-  }
+  // + lin_r(x_dst) with no second [N, out] buffer where the types allow (projections.hpp).
+  if (options.root_weight() && x_dst.defined()) out = pt::linear_add(lin_r, x_dst, out);
   if (options.normalize()) out = torch::nn::functional::normalize(out, torch::nn::functional::NormalizeFuncOptions().p(2.0).dim(-1));
   return out;
 }

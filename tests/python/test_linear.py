@@ -239,6 +239,55 @@ def _column_sums_level(got, dy):
     assert bool(((got.double() - g.sum(0)).abs() <= g.abs().sum(0) * dy.size(0) * 2.0 ** -24).all())
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
+@pytest.mark.parametrize("dtype,bias", [(torch.float64, True), (torch.float32, False), (torch.float32, True)])
+def test_linear_add_is_out_plus_the_projection(seed, device, dtype, bias, monkeypatch):
+    """_linear.linear_add(lin, x, out) is out + lin(x), with the gradients of out, x and lin's
+    parameters; where the types match off CUDA fp32's tensor-core rule it writes into out itself
+    (addmm_: no projection buffer), and a Linear with a forward hook is called as itself."""
+    lin = torch.nn.Linear(24, 10, bias=bias).to(device, dtype)
+    x = torch.randn(53, 24, device=device, dtype=dtype, requires_grad=True)
+    base = torch.randn(53, 10, device=device, dtype=dtype, requires_grad=True)
+    out = base * 2  # a fresh output, as the layers pass
+    with monkeypatch.context() as m:
+        if not _linear._tensor_cores(x):  # no projection of its own: the GEMM accumulates into out
+            m.setattr(_linear, "linear", lambda *a, **k: pytest.fail("linear_add made a projection"))
+        got = _linear.linear_add(lin, x, out)
+    want = base.detach() * 2 + lin(x.detach())
+    tol = {"atol": 1e-12, "rtol": 1e-12} if dtype == torch.float64 else {"atol": 1e-4, "rtol": 1e-4}
+    torch.testing.assert_close(got.detach(), want, **tol)
+    if not _linear._tensor_cores(x):
+        assert got.data_ptr() == out.data_ptr()
+    g = torch.randn_like(got)
+    got.backward(g)
+    grads = (x.grad, base.grad, lin.weight.grad) + ((lin.bias.grad,) if bias else ())
+    x2, base2 = x.detach().clone().requires_grad_(), base.detach().clone().requires_grad_()
+    lin2 = torch.nn.Linear(24, 10, bias=bias).to(device, dtype)
+    lin2.load_state_dict(lin.state_dict())
+    (base2 * 2 + lin2(x2)).backward(g)
+    wants = (x2.grad, base2.grad, lin2.weight.grad) + ((lin2.bias.grad,) if bias else ())
+    for a, b in zip(grads, wants):
+        torch.testing.assert_close(a, b, **tol)
+    calls = []
+    lin.register_forward_hook(lambda m, i, o: calls.append(1))
+    with torch.no_grad():
+        torch.testing.assert_close(_linear.linear_add(lin, x, base * 2), want, **tol)
+    assert calls == [1]
+
+
+def test_linear_add_follows_autocast(seed):
+    """Under CPU autocast (bf16) the projection is autocast's, not an in-place fp32 GEMM: the sum
+    comes back in bf16 for a bf16 out, as out + lin(x) would."""
+    lin = torch.nn.Linear(16, 8)
+    x = torch.randn(40, 16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = torch.nn.functional.linear(torch.randn(40, 16), torch.randn(8, 16))  # bf16
+        want = out + lin(x)
+        got = _linear.linear_add(lin, x, out)
+    assert got.dtype == want.dtype == torch.bfloat16
+    torch.testing.assert_close(got, want, atol=2e-2, rtol=2e-2)
+
+
 def test_prepared_weights_follow_their_parameters(seed):
     """PreparedWeights (the layers' projections without autograd): a group's weights and biases
     stacked in its order (zeros for a Linear without a bias), kept while the parameters are

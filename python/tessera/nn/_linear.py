@@ -205,17 +205,24 @@ def add_to_fresh(out: Tensor, other: Tensor) -> Tensor:
 
 
 def linear_add(lin: torch.nn.Linear, x: Tensor, out: Tensor, prepared: PreparedWeights = None) -> Tensor:
-    """out + lin(x) for an `out` the layer just made (see add_to_fresh). On CUDA in fp32, unless the
-    user allowed TF32: one tessera.linear with `out` as its residual, the projection and the sum in
-    one kernel, so no [N, out_features] projection is written and read back (TransformerConv's
-    lin_skip: a 2^20 x 128 -> 256 projection wrote 1 GiB, and its add moved 3 GiB more). The sum
-    rounds as out + lin(x) does. Without autograd, with the layer's `prepared` weights, the kernel
-    launches no split of the weight (PreparedWeights). Otherwise the projection, then add_to_fresh."""
-    if _tensor_cores(x) and _fast_path(lin, x) and out.dtype == x.dtype and \
-            out.shape == (x.size(0), lin.out_features):
-        if _use_prepared(prepared, x):
-            return _prepared_product(prepared, [lin], x, out)[0]
-        return _ops.linear(x, lin.weight, lin.bias, out)
+    """out + lin(x) for an `out` the layer just made (see add_to_fresh), with no [N, out_features]
+    projection written and read back where the types allow (TransformerConv's lin_skip: a 2^20 x
+    128 -> 256 projection wrote 1 GiB, and its add moved 3 GiB more):
+    - on CUDA in fp32, unless the user allowed TF32: one tessera.linear with `out` as its residual,
+      the projection and the sum in one kernel, rounding as out + lin(x) does; without autograd,
+      with the layer's `prepared` weights, it launches no split of the weight (PreparedWeights);
+    - elsewhere, with out, x and the weight of one type and autocast off: the GEMM accumulates into
+      out in place (addmm_, beta = 1), then the bias;
+    - otherwise (autocast, mixed types): the projection, then add_to_fresh."""
+    if _fast_path(lin, x) and out.dtype == x.dtype and out.shape == (x.size(0), lin.out_features):
+        if _tensor_cores(x):
+            if _use_prepared(prepared, x):
+                return _prepared_product(prepared, [lin], x, out)[0]
+            return _ops.linear(x, lin.weight, lin.bias, out)
+        if not autocast_on(x):
+            weight, bias = _parameters_of(lin)
+            out = out.addmm_(x, weight.t())
+            return out if bias is None else out.add_(bias)
     return add_to_fresh(out, linear(lin, x))
 
 

@@ -22,7 +22,7 @@ from torch import Tensor
 
 from ..graph import Graph, GraphCache, check_graph_size, is_sparse_adjacency, is_torch_sparse_tensor
 from ._inputs import node_feature_pair, node_features, widths
-from ._linear import linear
+from ._linear import linear, linear_add
 
 _AGGR = {"max": "max", "min": "min", "sum": "sum", "add": "sum", "mean": "mean"}
 
@@ -102,14 +102,7 @@ class SAGEConv(torch.nn.Module):
         src = linear(self.lin, x_src).relu() if self.project else x_src
         out = linear(self.lin_l, segment_reduce(g, src, self.aggr)[0])
         if self.root_weight and x_dst is not None:
-            # + lin_r(x_dst) accumulated by the GEMM into lin_l's output (beta = 1): no second
-            # [N, out] buffer and no separate add pass (lin_r's weight is used directly). Under
-            # autocast out is in the cast type and x_dst may not be: an in-place op is not cast.
-            w = self.lin_r.weight
-            if out.dtype == x_dst.dtype == w.dtype:
-                out = out.addmm_(x_dst, w.t())
-            else:
-                out = out + torch.nn.functional.linear(x_dst, w)
+            out = linear_add(self.lin_r, x_dst, out)  # no second [N, out] buffer where the types allow
         if self.normalize:
             out = torch.nn.functional.normalize(out, p=2.0, dim=-1)
         return out
