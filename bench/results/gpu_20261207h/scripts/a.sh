@@ -10,17 +10,17 @@ cat $R/gpu.txt
 device_build "tessera_torch tessera_torch_tests"
 elapsed
 if grep -q H200 $R/gpu.txt; then
-  layer_bench transformer attention_layer_transformer "$(seconds_left 200 250)"
+  layer_bench transformer attention_layer_transformer "$(seconds_left 170 230)"
   elapsed
 fi
 logged pytest_linear_sage 120 python3 -m pytest -q tests/python/test_linear.py tests/python/test_sage.py
 logged torch_tests 60 build-gpu/tests/tessera_torch_tests --gtest_filter='SAGEConv*:AttentionLayers*'
 logged root_term 60 python3 bench/results/gpu_20261207h/scripts/root_term_probe.py
 elapsed
-logged sage_bench "$(seconds_left 90 120)" python3 bench/sage_bench.py --graphs rmat,grid --widths 64,256 \
-  --json "$R/sage_bench_$C.json"
+logged compile_probe "$(seconds_left 60 120)" python3 bench/results/gpu_20261207h/scripts/compile_probe.py
 elapsed
-logged compile_probe "$(seconds_left 5 150)" python3 bench/results/gpu_20261207h/scripts/compile_probe.py
+logged sage_bench "$(seconds_left 5 120)" python3 bench/sage_bench.py --graphs rmat,grid --widths 64,256 \
+  --json "$R/sage_bench_$C.json"
 elapsed
 ) > $R/steps.txt 2>&1
 device_pack
