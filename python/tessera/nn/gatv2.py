@@ -31,6 +31,7 @@ from torch.nn import Parameter
 
 from ..graph import (Graph, GraphCache, check_graph_size, is_sparse_adjacency, is_torch_sparse_tensor,
                      sparse_with_values)
+from ._compile import eager_under_compile
 from ._inputs import edge_features, edge_index_shape, layer_inputs, node_feature_pair
 from ._linear import PreparedWeights, add_to_fresh, project
 
@@ -247,6 +248,7 @@ def self_loop_edge_attr(edge_attr: Tensor, targets: Tensor, num_nodes: int, fill
     return out.to(edge_attr.dtype) if wide else out
 
 
+@eager_under_compile  # torch.compile: the layer outside the graph (_compile.py)
 class GATv2Conv(torch.nn.Module):
     def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
                  concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,

@@ -23,10 +23,12 @@ from torch import Tensor
 from torch.nn import Parameter
 
 from ..graph import Graph, is_sparse_adjacency, is_torch_sparse_tensor
+from ._compile import eager_under_compile
 from ._inputs import node_features
 from ._linear import linear
 
 
+@eager_under_compile  # torch.compile: the layer outside the graph (_compile.py)
 class GCNConv(torch.nn.Module):
     def __init__(self, in_channels: int, out_channels: int, improved: bool = False, cached: bool = False,
                  add_self_loops: Optional[bool] = None, normalize: bool = True, bias: bool = True, **kwargs):

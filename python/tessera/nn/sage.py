@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from ..graph import Graph, GraphCache, check_graph_size, is_sparse_adjacency, is_torch_sparse_tensor
+from ._compile import eager_under_compile
 from ._inputs import node_feature_pair, node_features, widths
 from ._linear import linear, linear_add
 
@@ -42,6 +43,7 @@ def _unweighted(adj_t) -> Graph:
     return g
 
 
+@eager_under_compile  # torch.compile: the layer outside the graph (_compile.py)
 class SAGEConv(torch.nn.Module):
     def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, aggr: str = "mean",
                  normalize: bool = False, root_weight: bool = True, project: bool = False, bias: bool = True,

@@ -40,6 +40,7 @@ from torch import Tensor
 
 from .._memo import TensorMemo, tensor_signature
 from ..graph import Graph, GraphCache, is_sparse_adjacency
+from ._compile import eager_under_compile
 from ._linear import (PreparedWeights, _parameters_of, _plain, _stack, _tensor_cores, add_to_fresh, heads_product,
                       linear, linear_add, product, project, weight_split)
 from ._inputs import autocast_on, edge_features, layer_inputs, node_feature_pair
@@ -149,6 +150,7 @@ class _RepeatCall:
         return True
 
 
+@eager_under_compile  # torch.compile: the layer outside the graph (_compile.py)
 class TransformerConv(torch.nn.Module):
     def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
                  concat: bool = True, beta: bool = False, dropout: float = 0.0, edge_dim: Optional[int] = None,

@@ -1,7 +1,11 @@
 """Whether tessera.nn's layers run under torch.compile (torch 2.x) and give eager's outputs and
-gradients: per layer on CUDA, a random graph, the eager and the compiled forward+backward, and
+gradients: per layer on CUDA, a random graph, the eager and the compiled (backend aot_eager:
+dynamo, fake tensors and AOTAutograd, no code generation) forward+backward, and
 torch._dynamo.explain's graph count, break count and first break reasons. A probe (the custom ops
-register no fake kernels): it prints what happens, it asserts nothing."""
+register no fake kernels): it prints what happens, it asserts nothing. Run with
+TESSERA_COMPILE_EAGER=0 it sees the layers as they were before tessera.nn._compile; first it times
+the host cost of leaving a layer out of the graph, and runs that form inside an inductor-compiled
+model."""
 import sys
 import time
 import traceback
@@ -40,7 +44,7 @@ def main():
             print(f"{name}: explain raised {type(e).__name__}: {str(e).splitlines()[0][:200]}")
         try:
             torch._dynamo.reset()
-            compiled = torch.compile(conv)
+            compiled = torch.compile(conv, backend="aot_eager")
             t0 = time.perf_counter()
             out_c = compiled(x, ei)
             gx_c, = torch.autograd.grad(out_c.square().sum(), x)
@@ -58,7 +62,7 @@ def main():
             torch._dynamo.reset()
             conv.forward = torch.compiler.disable(conv.forward)
             model = torch.nn.Sequential(torch.nn.Linear(k, k).to(dev))
-            compiled = torch.compile(lambda x, ei: conv(model(x), ei))
+            compiled = torch.compile(lambda x, ei: conv(model(x), ei), backend="aot_eager")
             y = compiled(x, ei)
             want = conv(model(x), ei)
             print(f"{name}: with forward disabled for dynamo, compiled model ran; max |diff| "
