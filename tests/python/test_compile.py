@@ -65,3 +65,38 @@ def test_outside_tracing_the_forward_is_the_layers_own():
     import inspect
     for cls in (tnn.GCNConv, tnn.SAGEConv, tnn.GATv2Conv, tnn.TransformerConv):
         assert cls.forward.__name__ == "forward" and "edge_index" in inspect.signature(cls.forward).parameters
+
+
+def test_guard_sends_only_tracing_outside_the_graph(monkeypatch):
+    """The guard's routing on any torch, with dynamo's two calls stood in: outside tracing the
+    forward itself, while tracing the disabled one; name, docstring and signature kept; with
+    TESSERA_COMPILE_EAGER=0 (_ON false) the class is left as it is."""
+    import inspect
+    compiling, outside = [False], []
+
+    def disable(f):
+        def run(*a, **k):
+            outside.append(1)
+            return f(*a, **k)
+        return run
+    monkeypatch.setattr(_compile, "_is_compiling", lambda: compiling[0])
+    monkeypatch.setattr(_compile, "_disable", disable)
+    monkeypatch.setattr(_compile, "_ON", True)
+
+    class Layer(torch.nn.Module):
+        def forward(self, x, edge_index):
+            """doc"""
+            return x + 1
+    plain = Layer.forward
+    Guarded = _compile.eager_under_compile(Layer)
+    m = Guarded()
+    assert m(torch.ones(2), None).tolist() == [2, 2] and outside == []
+    compiling[0] = True
+    assert m(torch.ones(2), None).tolist() == [2, 2] and outside == [1]
+    assert Guarded.forward.__doc__ == "doc" and list(inspect.signature(Guarded.forward).parameters) == \
+        ["self", "x", "edge_index"]
+    monkeypatch.setattr(_compile, "_ON", False)
+
+    class Other(torch.nn.Module):
+        forward = plain
+    assert _compile.eager_under_compile(Other).forward is plain
