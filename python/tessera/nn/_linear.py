@@ -215,12 +215,12 @@ def linear_add(lin: torch.nn.Linear, x: Tensor, out: Tensor, prepared: PreparedW
       out in place (addmm_, beta = 1), then the bias;
     - otherwise (autocast, mixed types): the projection, then add_to_fresh."""
     if _fast_path(lin, x) and out.dtype == x.dtype and out.shape == (x.size(0), lin.out_features):
+        weight, bias = _parameters_of(lin)  # from the table, for both branches (_parameters_of)
         if _tensor_cores(x):
             if _use_prepared(prepared, x):
                 return _prepared_product(prepared, [lin], x, out)[0]
-            return _ops.linear(x, lin.weight, lin.bias, out)
+            return _ops.linear(x, weight, bias, out)
         if not autocast_on(x):
-            weight, bias = _parameters_of(lin)
             out = out.addmm_(x, weight.t())
             return out if bias is None else out.add_(bias)
     return add_to_fresh(out, linear(lin, x))
